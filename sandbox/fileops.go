@@ -1,0 +1,302 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+var (
+	// ErrIsDir is a directory where a file was expected; Read answers it with
+	// INVALID_ARGUMENT and a Glob suggestion (design §4).
+	ErrIsDir = errors.New("is a directory")
+	// ErrNotRegular is a FIFO, socket, device or (for Remove) symlink where a
+	// regular file was expected.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrNotExist is a missing target; errors.Is(err, fs.ErrNotExist) holds.
+	ErrNotExist = fmt.Errorf("file does not exist: %w", fs.ErrNotExist)
+	// ErrTooLarge is a file bigger than the caller's limit.
+	ErrTooLarge = errors.New("file too large")
+)
+
+// openBase opens res.Base as an os.Root and checks it is still the directory
+// Resolve saw. Every operation goes through the returned root, so whatever is
+// swapped in below Base afterwards, the kernel cannot be made to leave it.
+func openBase(res Resolved) (*os.Root, error) {
+	if res.Base == "" || !filepath.IsAbs(res.Base) || !validName(res.Name) {
+		return nil, fmt.Errorf("%w: unresolved target %q", ErrInvalidPath, res.Path)
+	}
+	root, err := os.OpenRoot(res.Base)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", res.Base, err)
+	}
+	if res.BaseIdent != (FileIdent{}) {
+		fi, err := root.Stat(".")
+		if err != nil {
+			root.Close()
+			return nil, fmt.Errorf("opening %s: %w", res.Base, err)
+		}
+		if identOf(fi) != res.BaseIdent {
+			root.Close()
+			return nil, fmt.Errorf("%w: directory %s was replaced", ErrChanged, res.Base)
+		}
+	}
+	return root, nil
+}
+
+// classify maps a file's type onto the package errors; nil for a regular file.
+func classify(fi fs.FileInfo) error {
+	switch {
+	case fi.Mode().IsRegular():
+		return nil
+	case fi.IsDir():
+		return ErrIsDir
+	default:
+		return fmt.Errorf("%w: %s", ErrNotRegular, fi.Mode().Type())
+	}
+}
+
+func notExist(err error, name string) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNotExist, name)
+	}
+	return err
+}
+
+// OpenRegular opens an existing regular file for reading. The type is checked
+// before the open and again on the open descriptor; the open itself uses
+// O_NONBLOCK, so a FIFO swapped in between cannot hang the call.
+func OpenRegular(res Resolved) (*os.File, fs.FileInfo, error) {
+	root, err := openBase(res)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	fi, err := root.Stat(res.Name)
+	if err != nil {
+		return nil, nil, notExist(err, res.Display)
+	}
+	if err := classify(fi); err != nil {
+		return nil, nil, err
+	}
+	f, err := root.OpenFile(res.Name, openReadFlags, 0)
+	if err != nil {
+		return nil, nil, notExist(err, res.Display)
+	}
+	ofi, err := f.Stat()
+	if err == nil {
+		err = classify(ofi)
+	}
+	if err == nil {
+		err = setBlocking(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, ofi, nil
+}
+
+// ReadFileLimit reads a whole regular file of at most max bytes (for Edit).
+func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
+	f, fi, err := OpenRegular(res)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, fi.Size(), max)
+	}
+	// The size may change while reading; the limit holds regardless.
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", res.Display, err)
+	}
+	if int64(len(data)) > max {
+		return nil, nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max)
+	}
+	return data, fi, nil
+}
+
+// WriteAtomic replaces the target with data: parents are created through the
+// root (0o755), data goes to an O_EXCL temp file in the target's directory
+// which is fsynced, given the old file's permission bits (0o644 for a new
+// file, regardless of umask) and renamed over the target; then the directory
+// is fsynced so an acknowledged write survives a crash. The rename replaces a
+// symlink at the last component rather than following it. A directory, FIFO,
+// socket or device at the target is refused. created reports that nothing
+// existed at the target before.
+func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
+	root, err := openBase(res)
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	if res.Name == "." {
+		return false, ErrIsDir
+	}
+	dir, base := filepath.Dir(res.Name), filepath.Base(res.Name)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("creating directory for %s: %w", res.Display, err)
+	}
+
+	perm := fs.FileMode(0o644)
+	created = true
+	switch fi, err := root.Lstat(res.Name); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return false, fmt.Errorf("writing %s: %w", res.Display, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// Swapped in after resolution (Resolve follows links, so Name never
+		// names one): replace the link itself, never its target.
+		created = false
+	default:
+		if err := classify(fi); err != nil {
+			return false, err
+		}
+		perm, created = fi.Mode().Perm(), false
+	}
+
+	tmp, f, err := createTemp(root, dir, base)
+	if err != nil {
+		return false, fmt.Errorf("writing %s: %w", res.Display, err)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			root.Remove(tmp)
+		}
+	}()
+	err = f.Chmod(perm)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, fmt.Errorf("writing %s: %w", res.Display, err)
+	}
+	if err := root.Rename(tmp, res.Name); err != nil {
+		if errors.Is(err, syscall.EISDIR) {
+			return false, fmt.Errorf("%w: %s", ErrIsDir, res.Display)
+		}
+		return false, fmt.Errorf("writing %s: %w", res.Display, err)
+	}
+	renamed = true
+	if err := syncDir(root, dir); err != nil {
+		return created, fmt.Errorf("syncing directory of %s: %w", res.Display, err)
+	}
+	return created, nil
+}
+
+// CreateExclusive creates a new file holding data, never overwriting
+// anything (a symlink at the name counts as existing); parents are created.
+// Used for plan artifacts.
+func CreateExclusive(res Resolved, data []byte) error {
+	root, err := openBase(res)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if res.Name == "." {
+		return ErrIsDir
+	}
+	dir := filepath.Dir(res.Name)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating directory for %s: %w", res.Display, err)
+	}
+	f, err := root.OpenFile(res.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", res.Display, err)
+	}
+	err = f.Chmod(0o644)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		root.Remove(res.Name)
+		return fmt.Errorf("creating %s: %w", res.Display, err)
+	}
+	if err := syncDir(root, dir); err != nil {
+		return fmt.Errorf("syncing directory of %s: %w", res.Display, err)
+	}
+	return nil
+}
+
+// Remove removes a regular file (rollback of a created file). Anything else
+// at the name, including a symlink, is refused.
+func Remove(res Resolved) error {
+	root, err := openBase(res)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if res.Name == "." {
+		return ErrIsDir
+	}
+	fi, err := root.Lstat(res.Name)
+	if err != nil {
+		return notExist(err, res.Display)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%w: %s is a symlink", ErrNotRegular, res.Display)
+	}
+	if err := classify(fi); err != nil {
+		return err
+	}
+	if err := root.Remove(res.Name); err != nil {
+		return fmt.Errorf("removing %s: %w", res.Display, err)
+	}
+	if err := syncDir(root, filepath.Dir(res.Name)); err != nil {
+		return fmt.Errorf("syncing directory of %s: %w", res.Display, err)
+	}
+	return nil
+}
+
+// createTemp creates an O_EXCL temp file next to the target. The name is
+// hidden and bounded so a long target name cannot push it past NAME_MAX.
+func createTemp(root *os.Root, dir, base string) (string, *os.File, error) {
+	if len(base) > 64 {
+		base = base[:64]
+	}
+	for range 10 {
+		var b [8]byte
+		rand.Read(b[:])
+		name := filepath.Join(dir, "."+base+".hostcore-"+hex.EncodeToString(b[:])+".tmp")
+		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return name, f, err
+	}
+	return "", nil, errors.New("could not create a temporary file")
+}
+
+// syncDir fsyncs dir (relative to root) so a rename or unlink in it is durable.
+func syncDir(root *os.Root, dir string) error {
+	d, err := root.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,352 @@
+// Package sandbox decides where a tool path lands (the session workspace, the
+// session scratch directory, or outside both) and performs the file operations
+// of the file tools in a way that cannot leave the directory that was checked.
+//
+// Containment has two layers, applied to every root (design §4, §4b):
+//
+//  1. lexical: the path is cleaned (".." folded) and compared to the root;
+//  2. canonical: the longest existing prefix is walked component by
+//     component with symlinks resolved, and the result compared again.
+//
+// A path is inside a root only when both layers say so. Everything else is
+// RootExternal, which is not an error: the caller runs the outside-path
+// permission flow (design §4a) and must call Recheck after approval.
+//
+// The operations in fileops.go then open the checked base directory with
+// os.Root and address the target relative to it, so a symlink or directory
+// swapped in after the check still cannot make the kernel leave that base.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Root kinds, as they appear on the wire.
+const (
+	RootWorkspace = "workspace"
+	RootScratch   = "scratch"
+	RootExternal  = "external"
+)
+
+// maxSymlinkHops bounds symlink expansions in one resolution, as the kernel's
+// MAXSYMLINKS does, so a loop fails at once instead of hanging.
+const maxSymlinkHops = 40
+
+var (
+	// ErrInvalidPath is a path no file can have: empty, containing NUL, or
+	// with a component or total length the file system refuses.
+	ErrInvalidPath = errors.New("invalid path")
+	// ErrNoWorkspace is a relative path in a session without a workspace.
+	ErrNoWorkspace = errors.New("relative path but the session has no workspace")
+	// ErrSymlinkLoop is a path whose symlinks do not settle within
+	// maxSymlinkHops expansions.
+	ErrSymlinkLoop = errors.New("too many levels of symbolic links")
+	// ErrChanged means the file system no longer matches what was checked
+	// (and possibly approved): a symlink was swapped or a directory renamed.
+	ErrChanged = errors.New("path changed since it was checked")
+)
+
+// Roots are a session's two legal roots, both canonical absolute paths
+// (symlinks resolved). Workspace may be "" (Temporary session). Scratch may
+// not exist on disk yet; a missing scratch dir is an empty root.
+type Roots struct{ Workspace, Scratch string }
+
+// FileIdent identifies a file by device and inode. OfTarget says whether it
+// is the target's own identity or that of its nearest existing ancestor.
+type FileIdent struct {
+	Dev, Ino uint64
+	OfTarget bool
+}
+
+// Resolved is where a tool path lands.
+type Resolved struct {
+	// Path is the path exactly as the tool gave it; Recheck resolves it again.
+	Path string
+	// Root is RootWorkspace, RootScratch or RootExternal.
+	Root string
+	// Abs is the canonical absolute path: the existing prefix with symlinks
+	// resolved, the non-existing tail joined lexically.
+	Abs string
+	// Display is the workspace-relative slash path for workspace ("." for the
+	// root itself), Abs otherwise.
+	Display string
+	// Base is the directory opened as os.Root for the operation: the
+	// workspace root, the scratch root, or for external the canonical parent
+	// directory of Abs (its nearest existing ancestor when the parent does not
+	// exist yet, so parents can still be created beneath an opened root).
+	Base string
+	// Name is the target relative to Base; never absolute, never "..".
+	Name string
+	// Exists reports whether Abs existed at resolution time.
+	Exists bool
+	// Ident is the target's identity if it exists, else its nearest existing
+	// ancestor's.
+	Ident FileIdent
+	// BaseIdent is Base's identity (zero when Base did not exist, which only
+	// happens for a scratch root not created yet). Operations refuse to run
+	// when the directory at Base is no longer this one.
+	BaseIdent FileIdent
+}
+
+// Within reports whether p is root or lies beneath it. Both must be
+// canonical (or at least cleaned) absolute paths; the comparison is by whole
+// components, so /w/p does not contain /w/p_evil.
+func Within(root, p string) bool {
+	if root == "" || p == "" {
+		return false
+	}
+	root, p = filepath.Clean(root), filepath.Clean(p)
+	if root == p {
+		return true
+	}
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		root += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, root)
+}
+
+// LexicallyInside reports whether p, cleaned lexically with no disk access,
+// is inside root. It is only a hint for skipping the permission card on
+// scratch writes: the caller must still Resolve and use the resolved Root.
+// A relative p is never inside: relative tool paths resolve against the
+// workspace, so treating one as inside scratch would be a confusion, not a
+// convenience.
+func LexicallyInside(root, p string) bool {
+	if root == "" || !filepath.IsAbs(root) || !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
+		return false
+	}
+	return Within(root, p)
+}
+
+// Resolve classifies p. Relative paths join the workspace root; absolute
+// paths are checked against the workspace first, then scratch. A path is in a
+// root only when both its cleaned form and its canonical form are; anything
+// else is RootExternal. Scratch is addressed by absolute path only.
+func (r Roots) Resolve(p string) (Resolved, error) {
+	if p == "" {
+		return Resolved{}, fmt.Errorf("%w: empty", ErrInvalidPath)
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return Resolved{}, fmt.Errorf("%w: contains a NUL byte", ErrInvalidPath)
+	}
+	abs := filepath.IsAbs(p)
+	var lex string
+	if abs {
+		lex = filepath.Clean(p)
+	} else {
+		if r.Workspace == "" {
+			return Resolved{}, ErrNoWorkspace
+		}
+		lex = filepath.Join(r.Workspace, p)
+	}
+
+	w, err := canonicalize(lex)
+	if err != nil {
+		return Resolved{}, err
+	}
+	res := Resolved{Path: p, Abs: w.abs, Exists: w.exists}
+
+	switch {
+	case r.Workspace != "" && Within(r.Workspace, lex) && Within(r.Workspace, w.abs):
+		res.Root, res.Base = RootWorkspace, filepath.Clean(r.Workspace)
+	case abs && r.Scratch != "" && Within(r.Scratch, lex) && Within(r.Scratch, w.abs):
+		res.Root, res.Base = RootScratch, filepath.Clean(r.Scratch)
+	default:
+		res.Root = RootExternal
+	}
+
+	identPath := w.existing
+	if w.exists {
+		identPath = w.abs
+	}
+	fi, err := os.Lstat(identPath)
+	if err != nil {
+		return Resolved{}, fmt.Errorf("resolving %s: %w", p, err)
+	}
+	res.Ident = identOf(fi)
+	res.Ident.OfTarget = w.exists
+
+	if res.Root == RootExternal {
+		switch {
+		case w.exists:
+			res.Base = filepath.Dir(w.abs)
+		case fi.IsDir():
+			res.Base = w.existing
+		default: // the existing prefix is a file: "file.txt/x"
+			res.Base = filepath.Dir(w.existing)
+		}
+	}
+	if res.Name, err = filepath.Rel(res.Base, res.Abs); err != nil || !validName(res.Name) {
+		// Unreachable by construction; refuse rather than hand out a bad name.
+		return Resolved{}, fmt.Errorf("%w: %s does not lie under %s", ErrInvalidPath, res.Abs, res.Base)
+	}
+	if res.Root == RootWorkspace {
+		res.Display = filepath.ToSlash(res.Name)
+	} else {
+		res.Display = res.Abs
+	}
+
+	switch bfi, err := os.Stat(res.Base); {
+	case err == nil:
+		res.BaseIdent = identOf(bfi)
+	case res.Root == RootScratch && errors.Is(err, fs.ErrNotExist):
+		// Scratch is created lazily; there is nothing to pin yet.
+	default:
+		return Resolved{}, fmt.Errorf("resolving %s: %w", p, err)
+	}
+	return res, nil
+}
+
+// Recheck resolves approved.Path again immediately before execution and
+// fails with ErrChanged when the Root, Abs, Ident or BaseIdent differ, so an
+// approval cannot be raced by swapping a symlink or renaming a directory
+// while the permission card is open.
+func (r Roots) Recheck(approved Resolved) (Resolved, error) {
+	if approved.Path == "" {
+		return Resolved{}, fmt.Errorf("%w: nothing was resolved", ErrInvalidPath)
+	}
+	cur, err := r.Resolve(approved.Path)
+	if err != nil {
+		return Resolved{}, err
+	}
+	switch {
+	case cur.Root != approved.Root:
+		return Resolved{}, fmt.Errorf("%w: %s is now %s, was %s", ErrChanged, approved.Path, cur.Root, approved.Root)
+	case cur.Abs != approved.Abs:
+		return Resolved{}, fmt.Errorf("%w: %s now lands at %s, was %s", ErrChanged, approved.Path, cur.Abs, approved.Abs)
+	case cur.Ident != approved.Ident || cur.BaseIdent != approved.BaseIdent:
+		return Resolved{}, fmt.Errorf("%w: %s was replaced", ErrChanged, approved.Path)
+	}
+	return cur, nil
+}
+
+// CanonicalRoots turns configured roots into canonical ones. The workspace
+// must exist; the scratch dir may not yet, in which case its existing prefix
+// is canonicalised and the rest kept.
+func CanonicalRoots(workspace, scratch string) (Roots, error) {
+	var r Roots
+	for _, c := range []struct {
+		in  string
+		out *string
+	}{{workspace, &r.Workspace}, {scratch, &r.Scratch}} {
+		if c.in == "" {
+			continue
+		}
+		if !filepath.IsAbs(c.in) || strings.IndexByte(c.in, 0) >= 0 {
+			return Roots{}, fmt.Errorf("%w: root %q is not absolute", ErrInvalidPath, c.in)
+		}
+		w, err := canonicalize(filepath.Clean(c.in))
+		if err != nil {
+			return Roots{}, err
+		}
+		*c.out = w.abs
+	}
+	if r.Workspace != "" {
+		if fi, err := os.Stat(r.Workspace); err != nil {
+			return Roots{}, fmt.Errorf("workspace root: %w", err)
+		} else if !fi.IsDir() {
+			return Roots{}, fmt.Errorf("workspace root %s is not a directory", r.Workspace)
+		}
+	}
+	return r, nil
+}
+
+// walked is the result of canonicalize.
+type walked struct {
+	abs      string // existing prefix resolved, missing tail joined lexically
+	existing string // the longest existing prefix of abs
+	exists   bool   // abs == existing
+}
+
+// canonicalize resolves symlinks in the longest existing prefix of the clean
+// absolute path p, one component at a time with Lstat, the way the kernel
+// would, and joins the rest lexically. Unlike filepath.EvalSymlinks it accepts
+// a missing tail, and it reports loops as ErrSymlinkLoop.
+//
+// A ".." met after a missing component pops that component and, once back at
+// an existing directory, resolution resumes; otherwise a symlink target such
+// as "missing/../out_link/x" would be joined lexically past a real symlink.
+func canonicalize(p string) (walked, error) {
+	sep := string(filepath.Separator)
+	resolved := sep
+	missing := 0 // trailing components of resolved that do not exist
+	rest := splitPath(p)
+	hops := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			if missing > 0 {
+				missing--
+			}
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		if missing > 0 {
+			resolved = next
+			missing++
+			continue
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			switch {
+			case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+				resolved = next
+				missing = 1
+				continue
+			case errors.Is(err, syscall.ENAMETOOLONG):
+				return walked{}, fmt.Errorf("%w: %w", ErrInvalidPath, err)
+			case errors.Is(err, syscall.ELOOP):
+				return walked{}, fmt.Errorf("%w: %s", ErrSymlinkLoop, next)
+			}
+			return walked{}, fmt.Errorf("resolving %s: %w", next, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		hops++
+		if hops > maxSymlinkHops {
+			return walked{}, fmt.Errorf("%w: %s", ErrSymlinkLoop, p)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return walked{}, fmt.Errorf("resolving %s: %w", next, err)
+		}
+		if filepath.IsAbs(target) {
+			resolved = sep
+		}
+		rest = append(splitPath(target), rest...)
+	}
+	existing := resolved
+	for range missing {
+		existing = filepath.Dir(existing)
+	}
+	return walked{abs: resolved, existing: existing, exists: missing == 0}, nil
+}
+
+func splitPath(p string) []string {
+	return strings.Split(p, string(filepath.Separator))
+}
+
+// validName reports whether name is a clean relative path that stays under
+// its base: what os.Root methods are given.
+func validName(name string) bool {
+	if name == "" || filepath.IsAbs(name) || strings.IndexByte(name, 0) >= 0 {
+		return false
+	}
+	if filepath.Clean(name) != name {
+		return false
+	}
+	return name != ".." && !strings.HasPrefix(name, ".."+string(filepath.Separator))
+}
