@@ -1,0 +1,482 @@
+// Package search is the engine behind the Glob and Grep tools: a parallel,
+// ignore-aware walk and a bounded-memory line searcher with ripgrep's
+// defaults (see README-style notes on each entry point for the few places
+// where it differs).
+//
+// The caller has already resolved and permission-checked the root; this
+// package only promises never to leave it: symlinks are neither followed nor
+// reported, and files are opened with O_NOFOLLOW.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// ErrBadPattern wraps an invalid regular expression or glob; the message
+// says what is wrong, and the handler answers INVALID_ARGUMENT with it.
+var ErrBadPattern = errors.New("invalid pattern")
+
+// Limits applied when the options leave them zero.
+const (
+	DefaultGlobHeadLimit = 100
+	DefaultGrepHeadLimit = 250
+	DefaultGrepMaxBytes  = 50 * 1024
+)
+
+// Grep output modes.
+const (
+	ModeFilesWithMatches = "files_with_matches"
+	ModeCount            = "count"
+	ModeContent          = "content"
+)
+
+type GlobOptions struct {
+	Root      string // canonical absolute directory to search
+	Pattern   string // doublestar pattern relative to Root, e.g. "**/*_test.go", "*.go", "src/**/x.{ts,tsx}"
+	HeadLimit int    // default 100 when 0
+}
+
+type GlobResult struct {
+	Paths     []string // slash paths relative to Root, newest first by modification time (ties: path order), at most HeadLimit
+	Count     int      // every match found
+	Truncated bool
+}
+
+type GrepOptions struct {
+	Root       string // canonical absolute directory, or a regular file searched alone (Include still filters its base name)
+	Pattern    string // RE2 syntax (Go regexp)
+	Include    string // glob on the file's base name (e.g. "*.go", "*.{ts,tsx}"); with a "/" it is matched against the root-relative path; empty = all
+	IgnoreCase bool
+	Mode       string // "files_with_matches" (default), "count", "content"
+	Context    int    // lines of context before/after in content mode
+	HeadLimit  int    // default 250 output entries (lines/files) when 0
+	MaxBytes   int    // whole-text bound, default 50*1024
+}
+
+type GrepResult struct {
+	// Text holds one entry a line: `path` (files_with_matches), `path:count`
+	// (count), or `path:line:text` for matches and `path-line-text` for
+	// context lines with "--" between non-adjacent groups (content). Paths
+	// are relative to Root (the base name for a single-file Root), sorted.
+	// A notice line ends it when output was cut.
+	Text string
+	// Files is the number of files with at least one match.
+	Files int
+	// Matches is the number of matching lines. In files_with_matches mode a
+	// file is read only up to its first match (as `rg -l` does), so there
+	// Matches equals Files.
+	Matches   int
+	Truncated bool
+}
+
+// Glob lists the files under o.Root whose root-relative path matches
+// o.Pattern, with the walk filters of Grep (ignore files, hidden names,
+// symlinks). The static prefix of the pattern ("src/" in "src/**/*.ts") is
+// walked directly and a pattern without "**" bounds the walk depth.
+//
+// Differences from `rg --files -g`: the pattern is a doublestar path pattern
+// relative to the root, so "*.go" matches only top-level files ("**/*.go"
+// matches at any depth); and a pattern with a dot-name segment (".github/**")
+// also walks hidden entries, ".git" excepted.
+func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
+	if o.HeadLimit <= 0 {
+		o.HeadLimit = DefaultGlobHeadLimit
+	}
+	pattern := strings.TrimPrefix(o.Pattern, "./")
+	if pattern == "" || !doublestar.ValidatePattern(pattern) {
+		return GlobResult{}, fmt.Errorf("%w: glob %q does not parse", ErrBadPattern, o.Pattern)
+	}
+	if strings.HasPrefix(pattern, "/") {
+		return GlobResult{}, fmt.Errorf("%w: glob %q must be relative to the search path", ErrBadPattern, o.Pattern)
+	}
+	hidden := namesHidden(pattern)
+	base, rest := doublestar.SplitPattern(pattern)
+	if base == "." {
+		base = ""
+	}
+	maxDepth := -1
+	if !strings.Contains(rest, "**") {
+		maxDepth = strings.Count(rest, "/")
+	}
+	match := globMatcher(pattern)
+
+	chain, prefix := ancestorIgnores(o.Root)
+	start := o.Root
+	if base != "" {
+		var ok bool
+		if chain, ok = descend(o.Root, base, prefix, chain, hidden); !ok {
+			return GlobResult{}, ctx.Err()
+		}
+		start = filepath.Join(o.Root, filepath.FromSlash(base))
+	}
+
+	type hit struct {
+		rel   string
+		mtime int64
+	}
+	var (
+		mu   sync.Mutex
+		hits []hit
+	)
+	err := walk(ctx, walkOptions{
+		root:       start,
+		rootRel:    base,
+		prefix:     prefix,
+		ignore:     chain,
+		hidden:     hidden,
+		maxDepth:   maxDepth,
+		fileInline: true,
+		visit: func(_ *worker, abs, rel string) error {
+			if !match(rel) {
+				return nil
+			}
+			var st syscall.Stat_t
+			if syscall.Lstat(abs, &st) != nil {
+				return nil
+			}
+			h := hit{rel, st.Mtim.Sec*1e9 + st.Mtim.Nsec}
+			mu.Lock()
+			hits = append(hits, h)
+			mu.Unlock()
+			return nil
+		},
+	})
+	if err != nil {
+		return GlobResult{}, err
+	}
+	slices.SortFunc(hits, func(a, b hit) int {
+		if a.mtime != b.mtime {
+			if a.mtime > b.mtime {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.rel, b.rel)
+	})
+	res := GlobResult{Count: len(hits), Truncated: len(hits) > o.HeadLimit}
+	for _, h := range hits[:min(len(hits), o.HeadLimit)] {
+		res.Paths = append(res.Paths, h.rel)
+	}
+	return res, nil
+}
+
+// globMatcher returns the path test for a Glob pattern. The common
+// "**/<name pattern>" form is matched on the base name alone.
+func globMatcher(pattern string) func(rel string) bool {
+	if name, ok := strings.CutPrefix(pattern, "**/"); ok && !strings.Contains(name, "/") && !strings.Contains(name, "**") {
+		return func(rel string) bool {
+			return doublestar.MatchUnvalidated(name, path.Base(rel))
+		}
+	}
+	return func(rel string) bool { return doublestar.MatchUnvalidated(pattern, rel) }
+}
+
+// namesHidden reports whether a pattern spells out a dot-name segment, which
+// asks for hidden entries explicitly.
+func namesHidden(pattern string) bool {
+	for seg := range strings.SplitSeq(pattern, "/") {
+		if strings.HasPrefix(seg, ".") && seg != "." && seg != ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// descend applies the walk's filters to each directory of a pattern's
+// static prefix, loading their ignore files, so that starting the walk below
+// the root lists exactly what a walk from the root would.
+func descend(root, base, prefix string, chain *ignoreNode, hidden bool) (*ignoreNode, bool) {
+	dir, rel := root, ""
+	for part := range strings.SplitSeq(base, "/") {
+		var has [len(ignoreFileNames)]bool
+		for i, name := range ignoreFileNames {
+			_, err := os.Lstat(filepath.Join(dir, name))
+			has[i] = err == nil
+		}
+		topRel := joinRel(prefix, rel)
+		chain = loadIgnoreDir(chain, dir, topRel, has)
+		if part == ".." || part == "." || part == ".git" || (part[0] == '.' && !hidden) {
+			return nil, false
+		}
+		dir = filepath.Join(dir, part)
+		if lstatType(dir) != typeDir {
+			return nil, false
+		}
+		if chain != nil && chain.ignored(topRel, part, true) {
+			return nil, false
+		}
+		rel = joinRel(rel, part)
+	}
+	return chain, true
+}
+
+// Grep searches o.Root for lines matching o.Pattern.
+//
+// Behaviour follows ripgrep's defaults: ignore files (.gitignore at every
+// level, .ignore, .git/info/exclude, and those of the enclosing work tree
+// above the root) are honoured; hidden entries, ".git" and symlinks are
+// skipped; a file is binary from the first NUL byte: the read (64 KiB, as
+// ripgrep's buffer) holding it and everything after is not searched, so a
+// match in an earlier read still counts, as with `rg -l`.
+//
+// Differences from ripgrep: .gitignore files apply even outside a git work
+// tree (ripgrep needs --no-require-git for that); in count and content modes
+// matches before the binary cut are reported, where `rg -c` drops the file;
+// a case-insensitive ASCII literal does not match the Kelvin sign or long s
+// (which ripgrep's Unicode folding equates with k and s); a single file root
+// is searched even if ignored.
+func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
+	g, err := newGrepRun(ctx, o)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	st, err := os.Stat(o.Root)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	if st.Mode().IsRegular() {
+		name := filepath.Base(o.Root)
+		if g.include == nil || g.include.match(name) {
+			if err := g.scanFile(newScanState().(*scanState), o.Root, name); err != nil {
+				return GrepResult{}, err
+			}
+		}
+		return g.result(), nil
+	}
+	if !st.IsDir() {
+		return GrepResult{}, fmt.Errorf("search root %s is neither a directory nor a regular file", o.Root)
+	}
+	chain, prefix := ancestorIgnores(o.Root)
+	err = walk(ctx, walkOptions{
+		root:     o.Root,
+		prefix:   prefix,
+		ignore:   chain,
+		maxDepth: -1,
+		newState: newScanState,
+		visit: func(w *worker, abs, rel string) error {
+			return g.scanFile(w.state.(*scanState), abs, rel)
+		},
+	})
+	if err != nil {
+		return GrepResult{}, err
+	}
+	return g.result(), nil
+}
+
+type grepMode uint8
+
+const (
+	modeFiles grepMode = iota
+	modeCount
+	modeContent
+)
+
+// grepRun is one Grep call: its matcher, limits and the shared results.
+type grepRun struct {
+	ctx       context.Context
+	o         GrepOptions
+	m         lineMatcher
+	mode      grepMode
+	include   *nameFilter
+	headLimit int
+	maxBytes  int
+
+	mu       sync.Mutex
+	results  []fileResult
+	textSize int
+	cutoff   string // content of files sorting after this is never shown
+}
+
+type fileResult struct {
+	rel   string
+	count int
+	text  []byte // content mode only
+	lines int
+	full  bool // text stops before the file's last match
+}
+
+func newGrepRun(ctx context.Context, o GrepOptions) (*grepRun, error) {
+	g := &grepRun{ctx: ctx, o: o, headLimit: o.HeadLimit, maxBytes: o.MaxBytes}
+	if g.headLimit <= 0 {
+		g.headLimit = DefaultGrepHeadLimit
+	}
+	if g.maxBytes <= 0 {
+		g.maxBytes = DefaultGrepMaxBytes
+	}
+	switch o.Mode {
+	case "", ModeFilesWithMatches:
+		g.mode = modeFiles
+	case ModeCount:
+		g.mode = modeCount
+	case ModeContent:
+		g.mode = modeContent
+	default:
+		return nil, fmt.Errorf("%w: unknown output mode %q", ErrBadPattern, o.Mode)
+	}
+	if o.Context < 0 {
+		g.o.Context = 0
+	}
+	m, err := compileMatcher(o.Pattern, o.IgnoreCase)
+	if err != nil {
+		return nil, err
+	}
+	g.m = m
+	if o.Include != "" {
+		f, err := newNameFilter(o.Include)
+		if err != nil {
+			return nil, err
+		}
+		g.include = f
+	}
+	return g, nil
+}
+
+// add records a file with matches. Content text is kept only while it could
+// still be shown: once the files sorting first already fill the output, the
+// text of files after them is dropped, so memory stays near MaxBytes however
+// many files match.
+func (g *grepRun) add(fs *fileScan) {
+	r := fileResult{rel: fs.rel, count: fs.count, lines: fs.lines, full: fs.full}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mode == modeContent && (g.cutoff == "" || r.rel < g.cutoff) {
+		r.text = slices.Clone(fs.out)
+		g.textSize += len(r.text)
+	}
+	g.results = append(g.results, r)
+	if g.textSize > 4*g.maxBytes+readChunk {
+		g.prune()
+	}
+}
+
+func (g *grepRun) prune() {
+	slices.SortFunc(g.results, func(a, b fileResult) int { return strings.Compare(a.rel, b.rel) })
+	size, lines := 0, 0
+	for i := range g.results {
+		r := &g.results[i]
+		if size >= g.maxBytes || lines >= g.headLimit {
+			if g.cutoff == "" || r.rel < g.cutoff {
+				g.cutoff = r.rel
+			}
+			r.text = nil
+			continue
+		}
+		size += len(r.text)
+		lines += r.lines
+	}
+	g.textSize = size
+}
+
+// result assembles the bounded text in path order.
+func (g *grepRun) result() GrepResult {
+	slices.SortFunc(g.results, func(a, b fileResult) int { return strings.Compare(a.rel, b.rel) })
+	var res GrepResult
+	for _, r := range g.results {
+		res.Files++
+		res.Matches += r.count
+	}
+	const noticeRoom = 256
+	budget := g.maxBytes - noticeRoom
+	var b strings.Builder
+	entries := 0
+	cut := false
+	add := func(line string, entry bool) bool {
+		if (entry && entries >= g.headLimit) || b.Len()+len(line)+1 > budget {
+			cut = true
+			return false
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+		if entry {
+			entries++
+		}
+		return true
+	}
+outer:
+	for i, r := range g.results {
+		switch g.mode {
+		case modeFiles:
+			if !add(r.rel, true) {
+				break outer
+			}
+		case modeCount:
+			if !add(r.rel+":"+strconv.Itoa(r.count), true) {
+				break outer
+			}
+		case modeContent:
+			if r.text == nil {
+				cut = true // pruned: files before it already fill the output
+				break outer
+			}
+			if i > 0 && g.o.Context > 0 && !add("--", false) {
+				break outer
+			}
+			for line := range strings.Lines(string(r.text)) {
+				line = strings.TrimSuffix(line, "\n")
+				if !add(line, line != "--") {
+					break outer
+				}
+			}
+			if r.full {
+				cut = true // the file's own output was capped while scanning
+				break outer
+			}
+		}
+	}
+	if cut {
+		res.Truncated = true
+		var what string
+		switch g.mode {
+		case modeFiles:
+			what = fmt.Sprintf("%d of %d files listed", entries, res.Files)
+		case modeCount:
+			what = fmt.Sprintf("%d of %d files counted", entries, res.Files)
+		default:
+			what = fmt.Sprintf("%d lines shown; %d matching lines in %d files", entries, res.Matches, res.Files)
+		}
+		fmt.Fprintf(&b, "[output truncated: %s; narrow the pattern, path or include]\n", what)
+	}
+	res.Text = b.String()
+	return res
+}
+
+// nameFilter is Grep's include glob.
+type nameFilter struct {
+	pattern string
+	suffix  string // fast path for "*.ext"
+	path    bool   // pattern has a "/": match the relative path
+}
+
+func newNameFilter(p string) (*nameFilter, error) {
+	if !doublestar.ValidatePattern(p) {
+		return nil, fmt.Errorf("%w: include glob %q does not parse", ErrBadPattern, p)
+	}
+	f := &nameFilter{pattern: p, path: strings.Contains(p, "/")}
+	if s, ok := strings.CutPrefix(p, "*"); ok && !f.path && !strings.ContainsAny(s, `*?[{\`) {
+		f.suffix = s
+	}
+	return f, nil
+}
+
+func (f *nameFilter) match(rel string) bool {
+	if f.path {
+		return doublestar.MatchUnvalidated(f.pattern, rel)
+	}
+	name := path.Base(rel)
+	if f.suffix != "" || f.pattern == "*" {
+		return strings.HasSuffix(name, f.suffix)
+	}
+	return doublestar.MatchUnvalidated(f.pattern, name)
+}
