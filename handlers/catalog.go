@@ -1,0 +1,85 @@
+package handlers
+
+import (
+	"fmt"
+	"strings"
+
+	"hostcore/perms"
+	"hostcore/store"
+)
+
+// catalogMax bounds the "# On-demand tools" text (design section 2.1).
+const catalogMax = 4096
+
+// visibleTools is what a session's mode allows (design section 10), with
+// the deferred ones marked and listed in the bounded catalog.
+func (s *Server) visibleTools(sess store.Session, delegate string) ([]ToolInfo, string) {
+	var rights map[string]bool
+	if delegate != "" {
+		rights = map[string]bool{}
+		for _, d := range subagentsOf(sess) {
+			if d.Name == delegate {
+				for _, t := range d.Tools {
+					rights[t] = true
+				}
+			}
+		}
+	}
+	out := []ToolInfo{}
+	var deferred []string
+	for _, t := range s.tools.all() {
+		if !s.toolVisible(t, sess) || (rights != nil && !rights[t.Name]) {
+			continue
+		}
+		d := sess.Mode == perms.OpAgent && t.Deferred
+		out = append(out, ToolInfo{Name: t.Name, Description: t.Description, Risk: t.Risk, InputSchema: t.schemaJSON, Deferred: d})
+		if d {
+			deferred = append(deferred, fmt.Sprintf("- %s: %s", t.Name, firstSentence(t.Description)))
+		}
+	}
+	catalog := ""
+	if len(deferred) > 0 {
+		var b strings.Builder
+		b.WriteString("# On-demand tools\nCall ToolSearch with a tool name or capability to load one of these for the next turn.\n")
+		for i, line := range deferred {
+			if b.Len()+len(line)+1 > catalogMax {
+				fmt.Fprintf(&b, "(+%d more: search with ToolSearch)\n", len(deferred)-i)
+				break
+			}
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+		catalog = b.String()
+	}
+	return out, catalog
+}
+
+// toolVisible applies the mode matrix and per-session conditions.
+func (s *Server) toolVisible(t *toolDef, sess store.Session) bool {
+	if !t.availableIn(sess.Mode) {
+		return false
+	}
+	if sess.Mode != perms.OpAgent && (t.Class == perms.ClassEdit || t.Class == perms.ClassPlugin) {
+		return false
+	}
+	if t.Name == "Task" && len(subagentsOf(sess)) == 0 {
+		return false
+	}
+	return true
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	if len(s) > 160 {
+		return s[:160] + "…"
+	}
+	return s
+}
+
+func subagentsOf(sess store.Session) []Subagent {
+	var defs []Subagent
+	decodeInto([]byte(sess.Subagents), &defs)
+	return defs
+}

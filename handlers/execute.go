@@ -1,0 +1,455 @@
+package handlers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"hostcore/perms"
+	"hostcore/sandbox"
+	"hostcore/scratch"
+	"hostcore/store"
+)
+
+// ExecuteParams is tools.execute's params (PROTOCOL section 4).
+type ExecuteParams struct {
+	SessionID  string          `json:"sessionId"`
+	TurnID     string          `json:"turnId"`
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Args       json.RawMessage `json:"args"`
+	PromptID   string          `json:"promptId"`
+	MessageID  string          `json:"messageId"`
+	BatchSize  *int            `json:"batchSize"`
+	Delegate   string          `json:"delegate"`
+}
+
+// Content is one block of what the model is shown.
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Timing is the segmented timing of design section 9.
+type Timing struct {
+	Prompted         bool  `json:"prompted"`
+	PermissionWaitMs int64 `json:"permissionWaitMs"`
+	DurationMs       int64 `json:"durationMs"`
+	OverheadMs       int64 `json:"overheadMs"`
+	TotalMs          int64 `json:"totalMs"`
+}
+
+// ToolResult is the answer to tools.execute.
+type ToolResult struct {
+	ToolCallID string        `json:"toolCallId"`
+	TraceID    string        `json:"traceId"`
+	OK         bool          `json:"ok"`
+	IsError    bool          `json:"isError"`
+	ErrorCode  string        `json:"errorCode,omitempty"`
+	Message    string        `json:"message,omitempty"`
+	Content    []Content     `json:"content"`
+	Details    any           `json:"details,omitempty"`
+	Root       string        `json:"root,omitempty"`
+	Path       string        `json:"path,omitempty"`
+	Review     *ReviewChange `json:"review,omitempty"`
+	Terminate  bool          `json:"terminate,omitempty"`
+	Decision   string        `json:"decision"`
+	Timing     Timing        `json:"timing"`
+}
+
+// Decisions as they appear in results and the audit.
+const (
+	decAuto    = "auto-allow"
+	decOnce    = "allow-once"
+	decSession = "allow-session"
+	decDeny    = "deny"
+	decTimeout = "timeout"
+	decCancel  = "cancelled"
+	decPolicy  = "policy-deny"
+)
+
+// okResult is a successful result with text content.
+func okResult(text string) *ToolResult {
+	return &ToolResult{OK: true, Content: []Content{{Type: "text", Text: text}}}
+}
+
+// failResult is a failure the model is shown.
+func failResult(code, format string, a ...any) *ToolResult {
+	msg := fmt.Sprintf(format, a...)
+	return &ToolResult{OK: false, IsError: true, ErrorCode: code, Message: msg, Content: []Content{{Type: "text", Text: msg}}}
+}
+
+// call is one tools.execute in flight.
+type call struct {
+	s        *Server
+	p        ExecuteParams
+	sess     store.Session
+	rt       *runtime
+	tool     *toolDef
+	args     json.RawMessage
+	roots    sandbox.Roots
+	permMode string
+	// target is the resolved explicit path argument, when the tool has one.
+	target    sandbox.Resolved
+	hasTarget bool
+}
+
+// scratchDir is the session's scratch root, created on demand.
+func (c *call) scratchDir() string { return scratch.Dir(c.s.cfg.DataDir, c.sess.ID) }
+
+// ensureScratch creates the scratch dir lazily (design section 4b).
+func (c *call) ensureScratch() error { return scratch.Ensure(c.scratchDir()) }
+
+// ticket is a Write/Edit's place in its session's mutation order.
+type ticket struct {
+	rt *runtime
+	n  uint64
+}
+
+// takeTicket runs on the read goroutine: a mutation takes its place in the
+// session's order the moment its line is read.
+func (s *Server) takeTicket(raw json.RawMessage) *ticket {
+	var p struct {
+		SessionID string `json:"sessionId"`
+		ToolName  string `json:"toolName"`
+	}
+	if json.Unmarshal(raw, &p) != nil || p.SessionID == "" {
+		return nil
+	}
+	t := s.tools.get(p.ToolName)
+	if t == nil || !t.Mutation {
+		return nil
+	}
+	rt := s.runtime(p.SessionID)
+	return &ticket{rt: rt, n: rt.mut.take()}
+}
+
+func (t *ticket) release() {
+	if t != nil {
+		t.rt.mut.release(t.n)
+	}
+}
+
+// execute is tools.execute: the one path every tool call takes.
+func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (any, error) {
+	defer tk.release()
+	start := time.Now()
+	var p ExecuteParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	for name, v := range map[string]string{"sessionId": p.SessionID, "turnId": p.TurnID, "toolCallId": p.ToolCallID, "toolName": p.ToolName} {
+		if v == "" {
+			return nil, invalidParams("invalid params: %s is required", name)
+		}
+	}
+	if p.PromptID == "" {
+		p.PromptID = p.TurnID
+	}
+	if p.MessageID == "" {
+		p.MessageID = p.ToolCallID
+	}
+	if len(p.Args) == 0 || string(p.Args) == "null" {
+		p.Args = json.RawMessage("{}")
+	}
+	sess, err := s.loadSession(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	c := &call{s: s, p: p, sess: sess, args: p.Args}
+	c.roots = sandbox.Roots{Workspace: sess.WorkspaceRoot, Scratch: c.scratchDir()}
+	global, err := s.globalMode(ctx)
+	if err != nil {
+		return nil, storageError("reading settings", err)
+	}
+	c.permMode = perms.Effective(sess.PermissionMode, global)
+
+	a := &auditing{start: start}
+	if err := s.store.ReserveToolCall(ctx, p.SessionID, p.ToolCallID); errors.Is(err, store.ErrExists) {
+		return s.finish(ctx, c, a, failResult(CodeDuplicateToolCall, "tool call %q was already executed in this session; it is not run again", p.ToolCallID))
+	} else if err != nil {
+		return nil, storageError("recording tool call", err)
+	}
+
+	// Register the call so tools.cancel, turn.cancel, session.delete and
+	// shutdown can end it, whether it is waiting on a card or running.
+	c.rt = s.runtime(p.SessionID)
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	defer close(done)
+	c.rt.mu.Lock()
+	if c.rt.deleted {
+		c.rt.mu.Unlock()
+		return s.finish(ctx, c, a, failResult(CodeToolAborted, "session was deleted"))
+	}
+	c.rt.running[p.ToolCallID] = &running{turnID: p.TurnID, cancel: cancel, done: done}
+	c.rt.mu.Unlock()
+	defer func() {
+		c.rt.mu.Lock()
+		delete(c.rt.running, p.ToolCallID)
+		c.rt.mu.Unlock()
+	}()
+
+	res := s.decideAndRun(cctx, c, a, tk)
+	return s.finish(ctx, c, a, res)
+}
+
+// auditing collects what the audit row and timing need.
+type auditing struct {
+	start    time.Time
+	prompted bool
+	wait     time.Duration
+	body     time.Duration
+	decision string
+	external string // "", "allowed", "denied"
+}
+
+func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *ticket) *ToolResult {
+	p := c.p
+	a.decision = decPolicy
+	t := s.tools.get(p.ToolName)
+	if t == nil {
+		if c.sess.Mode != perms.OpAgent {
+			return failResult(CodeToolDenied, "unknown tool %s is not available in %s mode", p.ToolName, c.sess.Mode)
+		}
+		return failResult(CodeUnknownTool, "unknown tool %q", p.ToolName)
+	}
+	c.tool = t
+	if r := s.checkMode(c); r != nil {
+		return r
+	}
+	if r := s.checkDelegate(ctx, c); r != nil {
+		return r
+	}
+	if len(c.args) == 0 || c.args[0] != '{' {
+		return failResult(CodeInvalidArgument, "args must be a JSON object")
+	}
+	if err := validateArgs(t, c.args); err != nil {
+		return failResult(CodeInvalidArgument, "invalid arguments: %v", err)
+	}
+	if t.NeedsWorkspace && c.sess.WorkspaceRoot == "" {
+		return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace", t.Name)
+	}
+	if t.PathArg != "" {
+		if r := c.resolveTarget(); r != nil {
+			return r
+		}
+	}
+
+	req := perms.Request{Tool: t.Name, Class: t.Class, Risk: t.Risk, OpMode: c.sess.Mode, PermMode: c.permMode}
+	if c.hasTarget && c.target.Root == sandbox.RootExternal {
+		req.Outside = true
+	}
+	if t.Class == perms.ClassEdit && c.hasTarget && c.target.Root == sandbox.RootScratch && sandbox.LexicallyInside(c.roots.Scratch, c.rawPath()) {
+		req.Scratch = true
+	}
+	reason := perms.ReasonTool
+	if req.Outside {
+		reason = perms.ReasonOutsidePath
+	}
+	req.Granted = s.grants.Has(c.sess.ID, perms.GrantKey(t.Name, reason))
+	v := perms.Decide(req)
+	switch v.Outcome {
+	case perms.Deny:
+		if req.Outside {
+			a.external = "denied"
+		}
+		return failResult(v.Code, "%s", v.Message)
+	case perms.Allow:
+		a.decision = decAuto
+		if req.Granted && !(req.Outside && c.permMode == perms.ModeAuto) && needsCard(req) {
+			a.decision = decSession
+		}
+	case perms.Ask:
+		ans := s.askPermission(ctx, c, v.Reason)
+		a.prompted, a.wait = true, ans.Wait
+		switch ans.Decision {
+		case perms.AllowOnce:
+			a.decision = decOnce
+		case perms.AllowSession:
+			a.decision = decSession
+			s.grants.Add(c.sess.ID, perms.GrantKey(t.Name, v.Reason))
+		default:
+			if req.Outside {
+				a.external = "denied"
+			}
+			return denied(ans.Decision, ctx)
+		}
+		// Approval cannot be raced: resolve again and insist on the same
+		// file (design section 4).
+		if c.hasTarget {
+			again, err := c.roots.Recheck(c.target)
+			if err != nil {
+				if req.Outside {
+					a.external = "denied"
+				}
+				a.decision = decPolicy
+				return failResult(CodeToolDenied, "the path changed while the permission card was open (%v); the call was not executed", err)
+			}
+			c.target = again
+		}
+	}
+	if req.Outside {
+		a.external = "allowed"
+	}
+
+	if tk != nil {
+		if err := tk.rt.mut.wait(ctx, tk.n); err != nil {
+			return aborted(ctx)
+		}
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-ctx.Done():
+			return aborted(ctx)
+		}
+	}
+	if ctx.Err() != nil {
+		return aborted(ctx)
+	}
+	bodyStart := time.Now()
+	res := t.run(ctx, c)
+	a.body = time.Since(bodyStart)
+	if res == nil {
+		res = failResult(CodeToolFailed, "%s returned no result", t.Name)
+	}
+	if !res.OK && ctx.Err() != nil && res.ErrorCode != CodeToolTimeout && res.ErrorCode != CodeToolAborted {
+		res = aborted(ctx)
+	}
+	return res
+}
+
+// needsCard says whether, without a grant, the request would have asked:
+// then the grant is what allowed it.
+func needsCard(r perms.Request) bool {
+	r.Granted = false
+	return perms.Decide(r).Outcome == perms.Ask
+}
+
+func denied(decision string, ctx context.Context) *ToolResult {
+	switch decision {
+	case "timeout":
+		r := failResult(CodeToolDenied, "permission was not granted in time (the request timed out and was denied); the tool did not run")
+		r.Decision = decTimeout
+		return r
+	case "cancelled":
+		r := aborted(ctx)
+		r.Decision = decCancel
+		return r
+	}
+	r := failResult(CodeToolDenied, "the user denied permission for this tool call; it did not run")
+	r.Decision = decDeny
+	return r
+}
+
+func aborted(ctx context.Context) *ToolResult {
+	why := "cancelled"
+	if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+		why = cause.Error()
+	}
+	r := failResult(CodeToolAborted, "the tool call was aborted (%s)", why)
+	r.Decision = ""
+	return r
+}
+
+// finish fills the envelope, commits the audit row and logs the timing
+// line. The row is committed before the response is written.
+func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResult) (any, error) {
+	res.ToolCallID = c.p.ToolCallID
+	res.TraceID = newID("tr_")
+	if res.Decision == "" {
+		res.Decision = a.decision
+		if res.Decision == "" {
+			res.Decision = decPolicy
+		}
+	}
+	if res.Content == nil {
+		res.Content = []Content{}
+	}
+	if !res.OK {
+		res.IsError = true
+	}
+	total := time.Since(a.start)
+	res.Timing = Timing{
+		Prompted:         a.prompted,
+		PermissionWaitMs: a.wait.Milliseconds(),
+		DurationMs:       a.body.Milliseconds(),
+		TotalMs:          total.Milliseconds(),
+	}
+	res.Timing.OverheadMs = max(0, res.Timing.TotalMs-res.Timing.PermissionWaitMs-res.Timing.DurationMs)
+
+	canon := canonicalJSON(c.args)
+	sum := sha256.Sum256(canon)
+	row := store.AuditRow{
+		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: c.p.ToolName,
+		ArgsHash: hex.EncodeToString(sum[:]), ArgsPreview: preview(string(canon), previewMax),
+		ExternalPath: a.external, Decision: res.Decision, Prompted: a.prompted,
+		PermissionWaitMs: res.Timing.PermissionWaitMs, DurationMs: res.Timing.DurationMs,
+		OverheadMs: res.Timing.OverheadMs, TotalMs: res.Timing.TotalMs,
+		OK: res.OK, ErrorCode: res.ErrorCode, Delegate: c.p.Delegate, CreatedAt: store.Now(),
+	}
+	// The audit must land even if the call was cancelled.
+	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row); err != nil {
+		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
+		return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
+	}
+	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", c.p.ToolName,
+		"decision", res.Decision, "ok", res.OK, "errorCode", res.ErrorCode, "prompted", a.prompted,
+		"permissionWaitMs", res.Timing.PermissionWaitMs, "durationMs", res.Timing.DurationMs,
+		"overheadMs", res.Timing.OverheadMs, "totalMs", res.Timing.TotalMs, "args", row.ArgsPreview}
+	if d, ok := res.Details.(map[string]any); ok {
+		if k, ok := d["mutationFailureKind"]; ok {
+			attrs = append(attrs, "mutationFailureKind", k, "mutationFailureAttempt", d["mutationFailureAttempt"], "terminate", res.Terminate)
+		}
+	}
+	s.log.Info("tool timing", attrs...)
+	return res, nil
+}
+
+// rawPath is the explicit path argument as given.
+func (c *call) rawPath() string {
+	var m map[string]json.RawMessage
+	json.Unmarshal(c.args, &m)
+	var p string
+	json.Unmarshal(m[c.tool.PathArg], &p)
+	return p
+}
+
+// resolveTarget classifies the explicit path argument (design section 4).
+func (c *call) resolveTarget() *ToolResult {
+	p := c.rawPath()
+	if p == "" {
+		if !c.tool.PathOptional {
+			return failResult(CodeInvalidArgument, "invalid arguments: args.%s is required", c.tool.PathArg)
+		}
+		if c.sess.WorkspaceRoot == "" {
+			return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace; give an absolute path inside the scratch directory", c.tool.Name)
+		}
+		p = "."
+	}
+	res, err := c.roots.Resolve(p)
+	switch {
+	case errors.Is(err, sandbox.ErrNoWorkspace):
+		return failResult(CodeNoWorkspace, "this session has no workspace: a relative path has nothing to resolve against")
+	case errors.Is(err, sandbox.ErrInvalidPath):
+		return failResult(CodeInvalidArgument, "invalid arguments: args.%s: %v", c.tool.PathArg, err)
+	case err != nil:
+		return failResult(CodeToolFailed, "cannot resolve path %s: %v", escapeText(p), err)
+	}
+	c.target, c.hasTarget = res, true
+	return nil
+}
+
+// setPath sets the file-tool fields root and path of a result.
+func (c *call) setPath(r *ToolResult) *ToolResult {
+	if c.hasTarget {
+		r.Root = c.target.Root
+		r.Path = c.target.Display
+	}
+	return r
+}

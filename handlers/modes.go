@@ -1,0 +1,122 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"hostcore/perms"
+)
+
+// delegateTools are the only tools a subagent definition may grant (design
+// section 10.2).
+var delegateTools = []string{"Read", "Glob", "Grep", "BrowserPreview", "Bash", "Edit", "Write"}
+
+// checkMode applies the operating-mode matrix (design section 10) before
+// anything else: no card, no argument check, in every permission mode.
+func (s *Server) checkMode(c *call) *ToolResult {
+	t, mode := c.tool, c.sess.Mode
+	if mode != perms.OpAgent {
+		v := perms.Decide(perms.Request{Tool: t.Name, Class: t.Class, Risk: t.Risk, OpMode: mode, PermMode: perms.ModeAuto})
+		if v.Outcome == perms.Deny {
+			return failResult(v.Code, "%s", v.Message)
+		}
+	}
+	if !t.availableIn(mode) {
+		switch t.Name {
+		case "EnterPlanMode", "EnterGoalMode":
+			return failResult(CodeWrongMode, "%s is only available in agent mode; the session is in %s mode", t.Name, mode)
+		case "SubmitPlan", "SubmitGoal":
+			if mode == perms.OpAgent {
+				return failResult(CodeWrongMode, "%s is only available in its own mode; the session is in agent mode", t.Name)
+			}
+		}
+		return failResult(CodeToolDenied, "%s is not available in %s mode", t.Name, mode)
+	}
+	if t.AloneInBatch() && c.p.BatchSize != nil && *c.p.BatchSize != 1 {
+		return failResult(CodeNotAlone, "%s must be the only tool call in its assistant batch (batchSize is %d)", t.Name, *c.p.BatchSize)
+	}
+	return nil
+}
+
+// AloneInBatch says the tool must be the only call of its batch.
+func (t *toolDef) AloneInBatch() bool {
+	switch t.Name {
+	case "EnterPlanMode", "EnterGoalMode", "SubmitPlan", "SubmitGoal":
+		return true
+	}
+	return false
+}
+
+// checkDelegate judges a delegate's call by its definition's rights, never
+// the session's.
+func (s *Server) checkDelegate(ctx context.Context, c *call) *ToolResult {
+	if c.p.Delegate == "" {
+		return nil
+	}
+	var defs []Subagent
+	json.Unmarshal([]byte(c.sess.Subagents), &defs)
+	for _, d := range defs {
+		if d.Name != c.p.Delegate {
+			continue
+		}
+		for _, t := range d.Tools {
+			if t == c.tool.Name {
+				return nil
+			}
+		}
+		return failResult(CodeToolDenied, "delegate %q may not call %s: its definition grants %v", d.Name, c.tool.Name, d.Tools)
+	}
+	return failResult(CodeToolDenied, "unknown delegate %q: the session has no such subagent definition", c.p.Delegate)
+}
+
+// parseSubagents validates definitions: tools drawn only from the seven;
+// none declared means Read, Glob, Grep; "*" means all seven; unknown names
+// are dropped with a warning.
+func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
+	var in []struct {
+		Name  string          `json:"name"`
+		Tools json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, nil, invalidParams("invalid params: subagents must be an array of {name, tools?}")
+	}
+	allowed := map[string]bool{}
+	for _, t := range delegateTools {
+		allowed[t] = true
+	}
+	seen := map[string]bool{}
+	out := []Subagent{}
+	warnings := []string{}
+	for i, d := range in {
+		if d.Name == "" {
+			return nil, nil, invalidParams("invalid params: subagents[%d].name is required", i)
+		}
+		if seen[d.Name] {
+			return nil, nil, invalidParams("invalid params: subagent %q is defined twice", d.Name)
+		}
+		seen[d.Name] = true
+		def := Subagent{Name: d.Name}
+		switch {
+		case len(d.Tools) == 0 || string(d.Tools) == "null":
+			def.Tools = []string{"Read", "Glob", "Grep"}
+		case string(d.Tools) == `"*"`:
+			def.Tools = append([]string(nil), delegateTools...)
+		default:
+			var names []string
+			if err := json.Unmarshal(d.Tools, &names); err != nil {
+				return nil, nil, invalidParams(`invalid params: subagents[%d].tools must be an array of tool names or "*"`, i)
+			}
+			def.Tools = []string{}
+			for _, n := range names {
+				if allowed[n] {
+					def.Tools = append(def.Tools, n)
+				} else {
+					warnings = append(warnings, fmt.Sprintf("subagent %q: tool %q cannot be assigned to a delegate and was dropped", d.Name, n))
+				}
+			}
+		}
+		out = append(out, def)
+	}
+	return out, warnings, nil
+}

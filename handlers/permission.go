@@ -1,0 +1,56 @@
+package handlers
+
+import (
+	"context"
+
+	"hostcore/perms"
+	"hostcore/sandbox"
+)
+
+// askPermission sends the card (design section 7) and waits, failing closed.
+func (s *Server) askPermission(ctx context.Context, c *call, reason string) perms.Answer {
+	card := map[string]any{
+		"sessionId":  c.sess.ID,
+		"turnId":     c.p.TurnID,
+		"toolCallId": c.p.ToolCallID,
+		"toolName":   c.tool.Name,
+		"risk":       c.tool.Risk,
+		"reason":     reason,
+		"preview":    c.cardPreview(),
+		"options":    []string{perms.AllowOnce, perms.AllowSession, perms.DenyAnswer},
+		"timeoutMs":  s.cfg.PermissionTimeout.Milliseconds(),
+	}
+	if c.hasTarget {
+		if c.target.Root == sandbox.RootWorkspace {
+			card["path"] = escapeText(c.target.Display)
+		} else {
+			card["path"] = escapeText(c.target.Abs)
+		}
+	}
+	if c.p.Delegate != "" {
+		card["delegate"] = c.p.Delegate
+	}
+	asker := perms.AskerFunc(func(ctx context.Context) (string, error) {
+		var reply struct {
+			Decision string `json:"decision"`
+		}
+		err := s.client.Call(ctx, "permission.request", card, &reply)
+		return reply.Decision, err
+	})
+	ans := perms.Wait(ctx, asker, s.cfg.PermissionTimeout)
+	if ans.Decision == "timeout" || ans.Decision == "cancelled" {
+		s.client.Notify(context.WithoutCancel(ctx), "permission.cancelled", map[string]string{
+			"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "reason": ans.Decision,
+		})
+	}
+	return ans
+}
+
+// cardPreview is what the user reads on the card: the tool's own preview,
+// or the redacted args, with control characters escaped.
+func (c *call) cardPreview() string {
+	if c.tool.preview != nil {
+		return preview(c.tool.preview(c), cardPreviewMax)
+	}
+	return preview(string(canonicalJSON(c.args)), cardPreviewMax)
+}

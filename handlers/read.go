@@ -1,0 +1,222 @@
+package handlers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"hostcore/sandbox"
+)
+
+// Read limits; the tool description is generated from them.
+const (
+	readDefaultLines = 2000
+	readMaxLineChars = 2000
+	// readCountLimit: files up to this size get an exact totalLines even
+	// when only a window is shown; bigger ones are not read past the window.
+	readCountLimit = 64 << 20
+	readMaxOutput  = 256 << 10
+)
+
+var readDescription = fmt.Sprintf("Read a text file in the workspace (or an absolute path in the session scratch directory). "+
+	"Lines are numbered like cat -n. At most %d lines are returned by default; use offset (1-based line) and limit to page. "+
+	"Lines longer than %d characters are cut. Binary files are refused. A directory is refused: use Glob to list files.",
+	readDefaultLines, readMaxLineChars)
+
+type readArgs struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+}
+
+// ReadDetails is Read's details.
+type ReadDetails struct {
+	TotalLines *int `json:"totalLines"` // null when the file was too big to count past the window
+	StartLine  int  `json:"startLine"`
+	EndLine    int  `json:"endLine"`
+	Truncated  bool `json:"truncated"`
+}
+
+func runRead(ctx context.Context, c *call) *ToolResult {
+	var a readArgs
+	json.Unmarshal(c.args, &a)
+	if a.Offset <= 0 {
+		a.Offset = 1
+	}
+	if a.Limit <= 0 {
+		a.Limit = readDefaultLines
+	}
+	f, fi, err := sandbox.OpenRegular(c.target)
+	switch {
+	case errors.Is(err, sandbox.ErrIsDir):
+		r := failResult(CodeInvalidArgument, "%s is a directory, not a file: use Glob with path %q to list its files", c.target.Display, c.target.Display)
+		r.Details = map[string]any{"suggestion": map[string]any{"tool": "Glob", "args": map[string]string{"pattern": "*", "path": c.target.Display}}}
+		return c.setPath(r)
+	case errors.Is(err, sandbox.ErrNotRegular):
+		return c.setPath(failResult(CodeInvalidArgument, "%s is not a regular file (FIFO, socket or device); it was not opened", c.target.Display))
+	case errors.Is(err, fs.ErrNotExist):
+		return c.setPath(failResult(CodeToolFailed, "file not found: %s", c.target.Display))
+	case err != nil:
+		return c.setPath(failResult(CodeToolFailed, "cannot read %s: %v", c.target.Display, err))
+	}
+	defer f.Close()
+
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, _ := br.Peek(8 << 10)
+	if bytes.IndexByte(head, 0) >= 0 {
+		return c.setPath(failResult(CodeToolFailed, "%s is a binary file (%d bytes); Read only shows text", c.target.Display, fi.Size()))
+	}
+
+	var out strings.Builder
+	line, shown, lastShown := 0, 0, 0
+	truncated, counted := false, true
+	for {
+		if ctx.Err() != nil {
+			return aborted(ctx)
+		}
+		if line+1 >= a.Offset && (shown == a.Limit || out.Len() > readMaxOutput) {
+			// The window is full: count what is left without keeping it,
+			// unless the file is too big to be worth reading to the end.
+			truncated = true
+			if fi.Size() > readCountLimit {
+				counted = false
+				break
+			}
+			rest, err := countLines(br)
+			if err != nil {
+				return c.setPath(failResult(CodeToolFailed, "reading %s: %v", c.target.Display, err))
+			}
+			line += rest
+			break
+		}
+		text, more, err := readLine(br, readMaxLineChars)
+		if text == nil {
+			if err != nil && err != io.EOF {
+				return c.setPath(failResult(CodeToolFailed, "reading %s: %v", c.target.Display, err))
+			}
+			break
+		}
+		line++
+		if line >= a.Offset {
+			out.WriteString(strconv.Itoa(line))
+			out.WriteByte('\t')
+			out.Write(bytes.TrimSuffix(text, []byte("\r")))
+			if more > 0 {
+				fmt.Fprintf(&out, "… [line cut: %d more characters]", more)
+			}
+			out.WriteByte('\n')
+			shown++
+			lastShown = line
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if truncated && !counted {
+		line = -1
+	}
+	d := ReadDetails{StartLine: a.Offset, EndLine: lastShown, Truncated: truncated}
+	if line >= 0 {
+		total := line
+		d.TotalLines = &total
+	}
+	if shown == 0 {
+		d.StartLine, d.EndLine = 0, 0
+		if line >= 0 && a.Offset > line && line > 0 {
+			r := failResult(CodeInvalidArgument, "offset %d is past the end of %s (%d lines)", a.Offset, c.target.Display, line)
+			r.Details = d
+			return c.setPath(r)
+		}
+	}
+	if truncated {
+		fmt.Fprintf(&out, "[... truncated: showing lines %d-%d", d.StartLine, d.EndLine)
+		if d.TotalLines != nil {
+			fmt.Fprintf(&out, " of %d", *d.TotalLines)
+		}
+		fmt.Fprintf(&out, "; use offset %d to continue]\n", lastShown+1)
+	}
+	text := out.String()
+	if shown == 0 && !truncated {
+		text = "(empty file)"
+	}
+	r := okResult(text)
+	r.Details = d
+	return c.setPath(r)
+}
+
+// readLine returns one line without its '\n', keeping at most max
+// characters and reporting how many were dropped; it never holds more than
+// max characters of a line in memory. It returns nil at the end of input.
+func readLine(br *bufio.Reader, max int) ([]byte, int, error) {
+	var line, carry []byte
+	got, runes, dropped := false, 0, 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		got = got || len(chunk) > 0
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
+		data := chunk
+		if len(carry) > 0 {
+			data = append(carry, chunk...)
+			carry = nil
+		}
+		for len(data) > 0 {
+			if err == bufio.ErrBufferFull && !utf8.FullRune(data) {
+				carry = append([]byte(nil), data...) // a rune split across reads
+				break
+			}
+			_, size := utf8.DecodeRune(data)
+			if runes < max {
+				line = append(line, data[:size]...)
+				runes++
+			} else {
+				dropped++
+			}
+			data = data[size:]
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil && err != io.EOF:
+			return nil, 0, err
+		case err == io.EOF && !got:
+			return nil, 0, io.EOF
+		}
+		if line == nil {
+			line = []byte{}
+		}
+		return line, dropped, err
+	}
+}
+
+// countLines counts the lines left in br (a last line without '\n' counts).
+func countLines(br *bufio.Reader) (int, error) {
+	n := 0
+	buf := make([]byte, 64<<10)
+	last := byte('\n')
+	for {
+		k, err := br.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			if last != '\n' {
+				n++
+			}
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}

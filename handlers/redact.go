@@ -1,0 +1,114 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Preview bounds: the audit keeps a short preview, the card a longer one.
+const (
+	previewMax     = 1024
+	cardPreviewMax = 8192
+)
+
+// secretPatterns match tokens, keys and passwords. Each match keeps its
+// first group (the label) and loses the secret.
+var secretPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
+	regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\]+`),
+	regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"'&,}\\]+`),
+	regexp.MustCompile(`()\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
+	regexp.MustCompile(`()\bgithub_pat_[A-Za-z0-9_]{20,}`),
+	regexp.MustCompile(`()\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`),
+	regexp.MustCompile(`()\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+	regexp.MustCompile(`()\bxox[abprs]-[A-Za-z0-9-]{10,}`),
+	regexp.MustCompile(`()\bAIza[0-9A-Za-z_-]{35}`),
+	regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+(@)`),
+}
+
+// Redact replaces secrets in s with [REDACTED].
+func Redact(s string) string {
+	for _, re := range secretPatterns {
+		s = re.ReplaceAllStringFunc(s, func(m string) string {
+			sub := re.FindStringSubmatch(m)
+			out := sub[1] + "[REDACTED]"
+			if len(sub) > 2 {
+				out += sub[2]
+			}
+			return out
+		})
+	}
+	return s
+}
+
+// escapeText shows control characters, bidi overrides and ANSI escapes
+// escaped, so that what a person reads is exactly what runs.
+func escapeText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case isInvisibleFormat(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// isInvisibleFormat reports bidi controls and zero-width characters that
+// can make text read differently from what it is.
+func isInvisibleFormat(r rune) bool {
+	switch {
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	case r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff:
+		return true
+	}
+	return false
+}
+
+// preview is redacted, escaped and bounded.
+func preview(s string, max int) string {
+	s = escapeText(Redact(s))
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + fmt.Sprintf("… [%d bytes more]", len(s)-cut)
+	}
+	return s
+}
+
+// canonicalJSON re-encodes a JSON value with sorted keys and exact numbers,
+// so that equal args hash equal.
+func canonicalJSON(raw json.RawMessage) []byte {
+	v, err := decodeAny(raw)
+	if err != nil {
+		return raw
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return raw
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

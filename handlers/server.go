@@ -1,0 +1,232 @@
+// Package handlers implements hostcore's methods: lifecycle and settings,
+// sessions, the tools.execute envelope and every tool. Each method family
+// or tool has its own file; policy lives in perms, containment and
+// processes in sandbox, persistence in store.
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"hostcore/perms"
+	"hostcore/store"
+)
+
+// Client is the way back to the client: host→client requests with a reply
+// and notifications. Implemented by rpc.Server.
+type Client interface {
+	Call(ctx context.Context, method string, params, result any) error
+	Notify(ctx context.Context, method string, params any) error
+}
+
+// Config is what main passes in.
+type Config struct {
+	DataDir           string
+	PermissionTimeout time.Duration
+	Version           string
+	// MutationSlots is the number of Write/Edit bodies that may run at once
+	// across all sessions (design section 4d). Default 4.
+	MutationSlots int
+	// Shutdown is called by the shutdown method; main cancels everything.
+	Shutdown func()
+}
+
+// Server holds hostcore's state for one connection.
+type Server struct {
+	cfg    Config
+	store  *store.Store
+	client Client
+	log    *slog.Logger
+	grants perms.Grants
+	tools  *toolset
+	slots  chan struct{} // global mutation slots
+
+	mu       sync.Mutex
+	sessions map[string]*runtime // in-memory state per session id
+}
+
+// New builds a Server. It fails if a tool schema does not compile.
+func New(cfg Config, st *store.Store, client Client, log *slog.Logger) (*Server, error) {
+	if cfg.PermissionTimeout <= 0 {
+		cfg.PermissionTimeout = 120 * time.Second
+	}
+	if cfg.MutationSlots <= 0 {
+		cfg.MutationSlots = 4
+	}
+	ts, err := builtinTools()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg: cfg, store: st, client: client, log: log, tools: ts,
+		slots:    make(chan struct{}, cfg.MutationSlots),
+		sessions: map[string]*runtime{},
+	}, nil
+}
+
+// method is one entry of the method table.
+type method struct {
+	inline bool // configuring methods finish before the next line is read
+	run    func(ctx context.Context, params json.RawMessage) (any, error)
+}
+
+// Route implements rpc.Dispatcher. It runs on the read goroutine, in
+// arrival order: the mutation ticket of a Write/Edit is taken here so that
+// one session's mutations apply in the order their requests arrived.
+func (s *Server) Route(name string, params json.RawMessage) (func(context.Context) (any, error), bool) {
+	if name == "tools.execute" {
+		ticket := s.takeTicket(params)
+		return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, false
+	}
+	m, ok := s.methods()[name]
+	if !ok {
+		return nil, false
+	}
+	return func(ctx context.Context) (any, error) { return m.run(ctx, params) }, m.inline
+}
+
+func (s *Server) methods() map[string]method {
+	return map[string]method{
+		"initialize":        {true, s.initialize},
+		"settings.get":      {true, s.settingsGet},
+		"settings.update":   {true, s.settingsUpdate},
+		"shells.list":       {false, s.shellsList},
+		"shutdown":          {true, s.shutdown},
+		"session.create":    {true, s.sessionCreate},
+		"session.configure": {true, s.sessionConfigure},
+		"session.get":       {true, s.sessionGet},
+		"session.list":      {true, s.sessionList},
+		"session.delete":    {true, s.sessionDelete},
+		"tools.list":        {false, s.toolsList},
+		"tools.cancel":      {false, s.toolsCancel},
+		"turn.cancel":       {false, s.turnCancel},
+		"audit.query":       {false, s.auditQuery},
+		"review.rollback":   {false, s.reviewRollback},
+	}
+}
+
+// decode unmarshals params into v strictly enough to name a wrong field.
+// Absent params are treated as {}.
+func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if ok := asTypeError(err, &te); ok {
+			return invalidParams("invalid params: field %q must be %s", te.Field, te.Type.String())
+		}
+		return invalidParams("invalid params: %v", err)
+	}
+	return nil
+}
+
+func asTypeError(err error, te **json.UnmarshalTypeError) bool {
+	t, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*te = t
+	}
+	return ok
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// runtime is the in-memory state of one session.
+type runtime struct {
+	mu      sync.Mutex
+	running map[string]*running // by toolCallId
+	mut     ticketQueue
+	// failures counts failed mutations per prompt (design section 4d):
+	// key promptId + "\x00" + kind + "\x00" + path.
+	failures map[string]int
+	deleted  bool
+}
+
+type running struct {
+	turnID string
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+func (s *Server) runtime(id string) *runtime {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt := s.sessions[id]
+	if rt == nil {
+		rt = &runtime{running: map[string]*running{}, failures: map[string]int{}}
+		rt.mut.init()
+		s.sessions[id] = rt
+	}
+	return rt
+}
+
+func (s *Server) dropRuntime(id string) *runtime {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt := s.sessions[id]
+	delete(s.sessions, id)
+	return rt
+}
+
+// ticketQueue hands out arrival-order tickets and lets holders run one at a
+// time in ticket order. A ticket released before its turn is skipped.
+type ticketQueue struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	next     uint64
+	serving  uint64
+	released map[uint64]bool
+}
+
+func (q *ticketQueue) init() {
+	q.cond = sync.NewCond(&q.mu)
+	q.released = map[uint64]bool{}
+}
+
+func (q *ticketQueue) take() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t := q.next
+	q.next++
+	return t
+}
+
+// wait blocks until t is served or ctx ends.
+func (q *ticketQueue) wait(ctx context.Context, t uint64) error {
+	stop := context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	})
+	defer stop()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.serving != t {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		q.cond.Wait()
+	}
+	return nil
+}
+
+// release ends ticket t, whether or not it ran.
+func (q *ticketQueue) release(t uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.released[t] = true
+	for q.released[q.serving] {
+		delete(q.released, q.serving)
+		q.serving++
+	}
+	q.cond.Broadcast()
+}

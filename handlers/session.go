@@ -1,0 +1,291 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"hostcore/perms"
+	"hostcore/scratch"
+	"hostcore/store"
+)
+
+// Session is the wire form (PROTOCOL section 3).
+type Session struct {
+	SessionID               string     `json:"sessionId"`
+	WorkspaceRoot           *string    `json:"workspaceRoot"`
+	PermissionMode          string     `json:"permissionMode"`
+	EffectivePermissionMode string     `json:"effectivePermissionMode"`
+	Mode                    string     `json:"mode"`
+	ScratchDir              string     `json:"scratchDir"`
+	Subagents               []Subagent `json:"subagents"`
+	CreatedAt               string     `json:"createdAt"`
+	Warnings                []string   `json:"warnings,omitempty"`
+}
+
+// Subagent is a delegate definition (design section 10.2).
+type Subagent struct {
+	Name  string   `json:"name"`
+	Tools []string `json:"tools"`
+}
+
+// sessionIDPattern keeps ids usable as a directory name: an id names the
+// scratch and snapshot directories, so "../x" must never be one.
+var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+
+func (s *Server) wireSession(ctx context.Context, row store.Session) (Session, error) {
+	global, err := s.globalMode(ctx)
+	if err != nil {
+		return Session{}, storageError("reading settings", err)
+	}
+	out := Session{
+		SessionID:               row.ID,
+		PermissionMode:          row.PermissionMode,
+		EffectivePermissionMode: perms.Effective(row.PermissionMode, global),
+		Mode:                    row.Mode,
+		ScratchDir:              scratch.Dir(s.cfg.DataDir, row.ID),
+		Subagents:               []Subagent{},
+		CreatedAt:               row.CreatedAt,
+	}
+	if row.WorkspaceRoot != "" {
+		ws := row.WorkspaceRoot
+		out.WorkspaceRoot = &ws
+	}
+	if row.Subagents != "" {
+		json.Unmarshal([]byte(row.Subagents), &out.Subagents)
+	}
+	return out, nil
+}
+
+// loadSession reads a session, telling "no such session" apart from a
+// storage failure (design section 4b: a lookup error is never a missing
+// session).
+func (s *Server) loadSession(ctx context.Context, id string) (store.Session, error) {
+	if id == "" {
+		return store.Session{}, invalidParams("invalid params: sessionId is required")
+	}
+	row, err := s.store.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return row, appError(CodeSessionNotFound, "session %q not found", id)
+	}
+	if err != nil {
+		return row, storageError("looking up session", err)
+	}
+	return row, nil
+}
+
+func validMode(m string) bool { return m == perms.OpAgent || m == perms.OpPlan || m == perms.OpGoal }
+
+func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID      string  `json:"sessionId"`
+		WorkspaceRoot  *string `json:"workspaceRoot"`
+		PermissionMode string  `json:"permissionMode"`
+		Mode           string  `json:"mode"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		p.SessionID = newID("s_")
+	}
+	if !sessionIDPattern.MatchString(p.SessionID) {
+		return nil, invalidParams("invalid params: sessionId must be 1-128 characters of A-Z a-z 0-9 . _ - and not start with '.'")
+	}
+	if p.PermissionMode == "" {
+		p.PermissionMode = perms.ModeInherit
+	}
+	if !perms.ValidMode(p.PermissionMode) {
+		return nil, invalidParams("invalid params: permissionMode must be inherit, ask, accept-edits or auto")
+	}
+	if p.Mode == "" {
+		p.Mode = perms.OpAgent
+	}
+	if !validMode(p.Mode) {
+		return nil, invalidParams("invalid params: mode must be agent, plan or goal")
+	}
+	row := store.Session{ID: p.SessionID, PermissionMode: p.PermissionMode, Mode: p.Mode, Subagents: "[]", CreatedAt: store.Now()}
+	if p.WorkspaceRoot != nil {
+		root, err := canonicalDir(*p.WorkspaceRoot)
+		if err != nil {
+			return nil, err
+		}
+		row.WorkspaceRoot = root
+	}
+	if err := s.store.CreateSession(ctx, row); errors.Is(err, store.ErrExists) {
+		return nil, invalidParams("invalid params: session %q already exists", p.SessionID)
+	} else if err != nil {
+		return nil, storageError("creating session", err)
+	}
+	return s.wireSession(ctx, row)
+}
+
+// canonicalDir makes a workspace binding: absolute, symlinks resolved, an
+// existing directory.
+func canonicalDir(p string) (string, error) {
+	if p == "" {
+		return "", invalidParams("invalid params: workspaceRoot must be a directory path or null")
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", invalidParams("invalid params: workspaceRoot: %v", err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", invalidParams("invalid params: workspaceRoot %q does not exist", p)
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.IsDir() {
+		return "", invalidParams("invalid params: workspaceRoot %q is not a directory", p)
+	}
+	return real, nil
+}
+
+func (s *Server) sessionGet(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	row, err := s.loadSession(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return s.wireSession(ctx, row)
+}
+
+func (s *Server) sessionList(ctx context.Context, raw json.RawMessage) (any, error) {
+	rows, err := s.store.ListSessions(ctx)
+	if err != nil {
+		return nil, storageError("listing sessions", err)
+	}
+	out := []Session{}
+	for _, r := range rows {
+		w, err := s.wireSession(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return map[string]any{"sessions": out}, nil
+}
+
+func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID      string          `json:"sessionId"`
+		PermissionMode *string         `json:"permissionMode"`
+		Subagents      json.RawMessage `json:"subagents"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	row, err := s.loadSession(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if p.PermissionMode != nil {
+		if !perms.ValidMode(*p.PermissionMode) {
+			return nil, invalidParams("invalid params: permissionMode must be inherit, ask, accept-edits or auto")
+		}
+		row.PermissionMode = *p.PermissionMode
+	}
+	warnings := []string{}
+	if len(p.Subagents) > 0 && string(p.Subagents) != "null" {
+		defs, warns, err := parseSubagents(p.Subagents)
+		if err != nil {
+			return nil, err
+		}
+		warnings = warns
+		b, _ := json.Marshal(defs)
+		row.Subagents = string(b)
+	}
+	if err := s.store.UpdateSession(ctx, row); err != nil {
+		return nil, storageError("updating session", err)
+	}
+	out, err := s.wireSession(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	out.Warnings = warnings
+	return out, nil
+}
+
+func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if _, err := s.loadSession(ctx, p.SessionID); err != nil {
+		return nil, err
+	}
+	// Cancel the session's running tools and give them a moment to end
+	// (their process trees are killed) before their directories go.
+	if rt := s.dropRuntime(p.SessionID); rt != nil {
+		rt.mu.Lock()
+		rt.deleted = true
+		var waits []chan struct{}
+		for _, r := range rt.running {
+			r.cancel(errSessionDeleted)
+			waits = append(waits, r.done)
+		}
+		rt.mu.Unlock()
+		deadline := time.After(5 * time.Second)
+		for _, w := range waits {
+			select {
+			case <-w:
+			case <-deadline:
+			}
+		}
+	}
+	if err := s.store.DeleteSession(ctx, p.SessionID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, storageError("deleting session", err)
+	}
+	s.grants.Forget(p.SessionID)
+	if err := scratch.Remove(scratch.Dir(s.cfg.DataDir, p.SessionID)); err != nil {
+		s.log.Warn("removing scratch", "session", p.SessionID, "err", err)
+	}
+	if err := os.RemoveAll(s.snapshotDir(p.SessionID)); err != nil {
+		s.log.Warn("removing snapshots", "session", p.SessionID, "err", err)
+	}
+	return map[string]bool{"deleted": true}, nil
+}
+
+var errSessionDeleted = errors.New("session deleted")
+
+// SweepOrphans removes scratch and snapshot directories of sessions that no
+// longer exist, and scratch directories untouched for over 7 days.
+func (s *Server) SweepOrphans(ctx context.Context) error {
+	rows, err := s.store.ListSessions(ctx)
+	if err != nil {
+		return err
+	}
+	live := map[string]bool{}
+	for _, r := range rows {
+		live[r.ID] = true
+	}
+	exists := func(id string) bool { return live[id] }
+	now := time.Now()
+	removed, err := scratch.Sweep(filepath.Join(s.cfg.DataDir, "scratch"), exists, scratch.MaxAge, now)
+	if err != nil {
+		return err
+	}
+	snaps, err := scratch.Sweep(filepath.Join(s.cfg.DataDir, "snapshots"), exists, 0, now)
+	if err != nil {
+		return err
+	}
+	if len(removed)+len(snaps) > 0 {
+		s.log.Info("start-up sweep", "scratch", removed, "snapshots", snaps)
+	}
+	return nil
+}
+
+func (s *Server) snapshotDir(sessionID string) string {
+	return filepath.Join(s.cfg.DataDir, "snapshots", sessionID)
+}

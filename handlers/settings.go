@@ -1,0 +1,112 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+
+	"hostcore/perms"
+)
+
+// ProtocolVersion is the wire contract's version.
+const ProtocolVersion = "1"
+
+// Settings is the wire form (PROTOCOL section 2).
+type Settings struct {
+	DefaultPermissionMode string  `json:"defaultPermissionMode"`
+	DefaultCommandShell   *string `json:"defaultCommandShell"`
+}
+
+const (
+	keyDefaultMode  = "defaultPermissionMode"
+	keyDefaultShell = "defaultCommandShell"
+)
+
+func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		ClientInfo      json.RawMessage `json:"clientInfo"`
+		ProtocolVersion string          `json:"protocolVersion"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"protocolVersion":     ProtocolVersion,
+		"serverInfo":          map[string]string{"name": "hostcore", "version": s.cfg.Version},
+		"dataDir":             s.cfg.DataDir,
+		"permissionTimeoutMs": s.cfg.PermissionTimeout.Milliseconds(),
+	}, nil
+}
+
+func (s *Server) globalMode(ctx context.Context) (string, error) {
+	v, ok, err := s.store.GetSetting(ctx, keyDefaultMode)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return perms.ModeAsk, nil
+	}
+	return v, nil
+}
+
+func (s *Server) settings(ctx context.Context) (Settings, error) {
+	mode, err := s.globalMode(ctx)
+	if err != nil {
+		return Settings{}, storageError("reading settings", err)
+	}
+	out := Settings{DefaultPermissionMode: mode}
+	if v, ok, err := s.store.GetSetting(ctx, keyDefaultShell); err != nil {
+		return Settings{}, storageError("reading settings", err)
+	} else if ok {
+		out.DefaultCommandShell = &v
+	}
+	return out, nil
+}
+
+func (s *Server) settingsGet(ctx context.Context, raw json.RawMessage) (any, error) {
+	return s.settings(ctx)
+}
+
+func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		DefaultPermissionMode *string         `json:"defaultPermissionMode"`
+		DefaultCommandShell   json.RawMessage `json:"defaultCommandShell"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.DefaultPermissionMode != nil {
+		m := *p.DefaultPermissionMode
+		if m != perms.ModeAsk && m != perms.ModeAcceptEdits && m != perms.ModeAuto {
+			return nil, invalidParams("invalid params: defaultPermissionMode must be ask, accept-edits or auto")
+		}
+		if err := s.store.SetSetting(ctx, keyDefaultMode, m); err != nil {
+			return nil, storageError("saving settings", err)
+		}
+	}
+	if len(p.DefaultCommandShell) > 0 {
+		if string(p.DefaultCommandShell) == "null" {
+			if err := s.store.DeleteSetting(ctx, keyDefaultShell); err != nil {
+				return nil, storageError("saving settings", err)
+			}
+		} else {
+			var id string
+			if err := json.Unmarshal(p.DefaultCommandShell, &id); err != nil {
+				return nil, invalidParams("invalid params: defaultCommandShell must be a string or null")
+			}
+			if !shellAvailable(id) {
+				return nil, appError(CodeShellInvalid, "shell %q is unknown or not available on this platform", id)
+			}
+			if err := s.store.SetSetting(ctx, keyDefaultShell, id); err != nil {
+				return nil, storageError("saving settings", err)
+			}
+		}
+	}
+	return s.settings(ctx)
+}
+
+func (s *Server) shutdown(ctx context.Context, raw json.RawMessage) (any, error) {
+	if s.cfg.Shutdown != nil {
+		s.cfg.Shutdown()
+	}
+	return struct{}{}, nil
+}

@@ -1,0 +1,179 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"hostcore/perms"
+)
+
+//go:embed schemas/*.json
+var schemaFS embed.FS
+
+// toolDef is one tool: its policy class, schema and body.
+type toolDef struct {
+	Name        string
+	Class       perms.Class
+	Risk        string
+	Description string
+	// Deferred tools are loaded on demand in Agent mode (design section 2.1).
+	Deferred bool
+	// PathArg names the argument that is an explicit path subject to
+	// containment and the outside-path rule ("" for none). Optional says an
+	// absent path means the workspace root.
+	PathArg      string
+	PathOptional bool
+	// Mutation tools are serialised per session in arrival order.
+	Mutation bool
+	// NeedsWorkspace tools answer NO_WORKSPACE in a Temporary session.
+	NeedsWorkspace bool
+	// Modes lists the operating modes the tool is available in; nil = all.
+	Modes []string
+
+	schema     *jsonschema.Schema
+	schemaJSON json.RawMessage
+	run        func(ctx context.Context, c *call) *ToolResult
+	preview    func(c *call) string // card preview; default: redacted args
+
+	// Plugin tools.
+	PluginID, PluginTool string
+}
+
+func (t *toolDef) availableIn(mode string) bool {
+	if t.Modes == nil {
+		return true
+	}
+	for _, m := range t.Modes {
+		if m == mode {
+			return true
+		}
+	}
+	return false
+}
+
+type toolset struct {
+	mu     sync.RWMutex
+	byName map[string]*toolDef
+}
+
+func (ts *toolset) get(name string) *toolDef {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	return ts.byName[name]
+}
+
+func (ts *toolset) add(t *toolDef) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.byName[t.Name] = t
+}
+
+func (ts *toolset) all() []*toolDef {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	out := make([]*toolDef, 0, len(ts.byName))
+	for _, t := range ts.byName {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// compileSchema compiles one JSON Schema document.
+func compileSchema(name string, doc []byte) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	url := "hostcore:///" + name + ".json"
+	if err := c.AddResource(url, bytes.NewReader(doc)); err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// builtinTools compiles every embedded schema (a schema that fails to
+// compile stops the program) and attaches it to its tool.
+func builtinTools() (*toolset, error) {
+	entries, err := schemaFS.ReadDir("schemas")
+	if err != nil {
+		return nil, err
+	}
+	schemas := map[string]*jsonschema.Schema{}
+	docs := map[string]json.RawMessage{}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".json")
+		doc, err := schemaFS.ReadFile("schemas/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		sc, err := compileSchema(name, doc)
+		if err != nil {
+			return nil, err
+		}
+		schemas[name], docs[name] = sc, doc
+	}
+	ts := &toolset{byName: map[string]*toolDef{}}
+	for _, t := range builtinDefs() {
+		sc, ok := schemas[t.Name]
+		if !ok {
+			return nil, fmt.Errorf("tool %s has no schema in handlers/schemas", t.Name)
+		}
+		t.schema, t.schemaJSON = sc, docs[t.Name]
+		ts.add(t)
+	}
+	return ts, nil
+}
+
+// validateArgs checks args against the tool's schema and names the first
+// failing field.
+func validateArgs(t *toolDef, args json.RawMessage) error {
+	v, err := decodeAny(args)
+	if err != nil {
+		return fmt.Errorf("args: %v", err)
+	}
+	if err := t.schema.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(describeValidation(ve))
+		}
+		return err
+	}
+	return nil
+}
+
+// describeValidation turns the deepest schema failure into
+// "args.path: expected string, but got number".
+func describeValidation(ve *jsonschema.ValidationError) string {
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		leaf = leaf.Causes[0]
+	}
+	field := "args" + strings.ReplaceAll(leaf.InstanceLocation, "/", ".")
+	msg := leaf.Message
+	if strings.HasPrefix(msg, "missing properties") || strings.HasPrefix(msg, "additionalProperties") {
+		return field + ": " + msg
+	}
+	return field + ": " + msg
+}
+
+func decodeAny(raw json.RawMessage) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

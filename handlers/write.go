@@ -1,0 +1,63 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"hostcore/sandbox"
+)
+
+var writeDescription = "Create or overwrite a file in the workspace (or an absolute path in the session scratch directory) with the given content. " +
+	"Parent directories are created. The file is replaced atomically and keeps its permission bits. Prefer Edit for changing part of a file."
+
+type writeArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+func runWrite(ctx context.Context, c *call) *ToolResult {
+	var a writeArgs
+	json.Unmarshal(c.args, &a)
+	if c.target.Root == sandbox.RootScratch {
+		if err := c.ensureScratch(); err != nil {
+			return c.setPath(failResult(CodeToolFailed, "%v", err))
+		}
+	}
+	snap, err := c.s.captureBefore(ctx, c)
+	if err != nil {
+		return c.setPath(failResult(CodeToolFailed, "cannot snapshot %s before writing: %v", c.target.Display, err))
+	}
+	created, err := sandbox.WriteAtomic(c.target, []byte(a.Content))
+	if err != nil {
+		return c.setPath(writeError(c, err))
+	}
+	verb := "Updated"
+	if created {
+		verb = "Created"
+	}
+	r := okResult(fmt.Sprintf("%s %s (%d bytes)", verb, c.target.Display, len(a.Content)))
+	r.Details = map[string]any{"bytes": len(a.Content), "created": created}
+	if snap != nil {
+		review, err := c.s.recordReview(ctx, c, snap, []byte(a.Content), "write")
+		if err != nil {
+			c.s.log.Warn("review snapshot not recorded", "path", c.target.Display, "err", err)
+		}
+		r.Review = review
+	}
+	return c.setPath(r)
+}
+
+// writeError maps a sandbox error for a mutation onto a result.
+func writeError(c *call, err error) *ToolResult {
+	switch {
+	case errors.Is(err, sandbox.ErrIsDir):
+		return failResult(CodeInvalidArgument, "%s is a directory", c.target.Display)
+	case errors.Is(err, sandbox.ErrNotRegular):
+		return failResult(CodeInvalidArgument, "%s is not a regular file (FIFO, socket, device or link); it was not written", c.target.Display)
+	case errors.Is(err, sandbox.ErrChanged):
+		return failResult(CodeToolDenied, "%s changed while the call was checked; it was not written", c.target.Display)
+	}
+	return failResult(CodeToolFailed, "cannot write %s: %v", c.target.Display, err)
+}

@@ -1,0 +1,135 @@
+// Command hostcore executes a coding agent's tools under control: it speaks
+// line-delimited JSON-RPC 2.0 on stdin/stdout (see README.md and
+// PROTOCOL.md). main holds flags, wiring, signals and exit codes only.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"hostcore/handlers"
+	"hostcore/rpc"
+	"hostcore/sandbox/process"
+	"hostcore/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	// A per-command reaper is hostcore re-executed; it must run before
+	// anything else touches signals or stdio.
+	process.MaybeRunReaper()
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("hostcore", flag.ContinueOnError)
+	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
+	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission card waits before it is denied")
+	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	timeout, err := time.ParseDuration(*timeoutStr)
+	if err != nil || timeout <= 0 {
+		fmt.Fprintf(os.Stderr, "hostcore: --permission-timeout %q: want a positive duration such as 120s\n", *timeoutStr)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "hostcore: --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	dir, err := canonicalDataDir(*dataDir)
+	if err != nil {
+		log.Error("data dir", "err", err)
+		return 1
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		log.Error("opening store", "err", err)
+		return 1
+	}
+	defer st.Close()
+
+	// Writes to a closed stdout must come back as EPIPE, not kill us with
+	// SIGPIPE: that is how a vanished client is noticed. Notify (not
+	// Ignore) so that commands we spawn keep the default disposition.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		select {
+		case sig := <-sigs:
+			log.Info("signal: shutting down", "signal", sig.String())
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	srv := rpc.NewServer(os.Stdin, os.Stdout, log)
+	h, err := handlers.New(handlers.Config{
+		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel,
+	}, st, srv, log)
+	if err != nil {
+		log.Error("start-up", "err", err)
+		return 1
+	}
+	if err := h.SweepOrphans(ctx); err != nil {
+		log.Warn("start-up sweep", "err", err)
+	}
+	log.Info("hostcore ready", "version", version, "dataDir", dir, "permissionTimeout", timeout.String())
+	if err := srv.Run(ctx, h); err != nil {
+		log.Error("serve", "err", err)
+		return 1
+	}
+	log.Info("hostcore exiting")
+	return 0
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func defaultDataDir() string {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "hostcore")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "hostcore")
+	}
+	return filepath.Join(os.TempDir(), "hostcore")
+}
+
+// canonicalDataDir creates the data dir and resolves it, so the scratch
+// root built from it is canonical (containment compares canonical paths).
+func canonicalDataDir(dir string) (string, error) {
+	if strings.TrimSpace(dir) == "" {
+		return "", fmt.Errorf("empty data dir")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}

@@ -1,0 +1,95 @@
+package perms
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Grants remembers allow-session answers per session and key. Grants live
+// in memory for the life of the process: they are scoped to the session
+// and never inherited by another session.
+type Grants struct {
+	mu sync.Mutex
+	m  map[string]map[string]bool
+}
+
+// Has reports whether session holds a grant for key.
+func (g *Grants) Has(session, key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.m[session][key]
+}
+
+// Add records a grant.
+func (g *Grants) Add(session, key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]map[string]bool{}
+	}
+	if g.m[session] == nil {
+		g.m[session] = map[string]bool{}
+	}
+	g.m[session][key] = true
+}
+
+// Forget drops every grant of a session.
+func (g *Grants) Forget(session string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m, session)
+}
+
+// Card decisions.
+const (
+	AllowOnce    = "allow-once"
+	AllowSession = "allow-session"
+	DenyAnswer   = "deny"
+)
+
+// Asker sends a permission card and returns the client's decision string.
+// It returns an error if the client answered with an error, vanished, or
+// the context ended.
+type Asker interface {
+	AskPermission(ctx context.Context) (string, error)
+}
+
+// AskerFunc adapts a function to Asker.
+type AskerFunc func(ctx context.Context) (string, error)
+
+// AskPermission calls f.
+func (f AskerFunc) AskPermission(ctx context.Context) (string, error) { return f(ctx) }
+
+// Answer is the outcome of waiting on a card.
+type Answer struct {
+	Decision string // allow-once | allow-session | deny | timeout | cancelled
+	Wait     time.Duration
+}
+
+// Allowed reports whether the answer lets the call run.
+func (a Answer) Allowed() bool { return a.Decision == AllowOnce || a.Decision == AllowSession }
+
+// Wait sends the card and waits at most timeout. It fails closed: a reply
+// that is not one of the three decisions, an error reply, a vanished client
+// or no reply in time is a deny ("timeout" when the timer fired,
+// "cancelled" when ctx ended first).
+func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	got, err := a.AskPermission(wctx)
+	ans := Answer{Wait: time.Since(start)}
+	switch {
+	case err == nil && (got == AllowOnce || got == AllowSession || got == DenyAnswer):
+		ans.Decision = got
+	case ctx.Err() != nil:
+		ans.Decision = "cancelled"
+	case errors.Is(err, context.DeadlineExceeded) || wctx.Err() != nil:
+		ans.Decision = "timeout"
+	default:
+		ans.Decision = DenyAnswer
+	}
+	return ans
+}

@@ -1,0 +1,252 @@
+// Package rpc is hostcore's JSON-RPC 2.0 transport: line framing, dispatch
+// in arrival order, the wire form of errors, and host→client calls whose
+// waits end when the client can no longer answer. It knows nothing of tools.
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"golang.org/x/sys/unix"
+)
+
+// Dispatcher routes requests. Route is called on the read goroutine, in
+// arrival order, so it may take ordering tickets; it must not block. The
+// returned run answers the request; inline runs finish before the next line
+// is read (configuring methods). A nil run means "method not found".
+type Dispatcher interface {
+	Route(method string, params json.RawMessage) (run func(ctx context.Context) (any, error), inline bool)
+}
+
+// Coded is implemented by errors that choose their JSON-RPC code and
+// hostcore errorCode. Anything else goes out as -32603.
+type Coded interface {
+	error
+	RPCCode() int64
+	ErrorCode() string
+}
+
+// JSON-RPC codes.
+const (
+	CodeParseError     = jsonrpc2.CodeParseError
+	CodeInvalidRequest = jsonrpc2.CodeInvalidRequest
+	CodeMethodNotFound = jsonrpc2.CodeMethodNotFound
+	CodeInvalidParams  = jsonrpc2.CodeInvalidParams
+	CodeInternalError  = jsonrpc2.CodeInternalError
+)
+
+// toWire is the one place an error becomes a wire error; code 0 never
+// leaves it.
+func toWire(err error) *jsonrpc2.Error {
+	e := &jsonrpc2.Error{Code: CodeInternalError, Message: err.Error()}
+	var c Coded
+	if errors.As(err, &c) {
+		if code := c.RPCCode(); code != 0 {
+			e.Code = code
+		}
+		if ec := c.ErrorCode(); ec != "" {
+			e.SetError(map[string]string{"errorCode": ec})
+		}
+	}
+	return e
+}
+
+// ErrNoClient is returned by Call when nobody is left to answer.
+var ErrNoClient = errors.New("client cannot answer: input closed")
+
+// Server is one connection on a reader and writer (stdin/stdout).
+type Server struct {
+	stream *lineStream
+	out    *os.File // for noticing a vanished reader while idle; may be nil
+	log    *slog.Logger
+
+	conn *jsonrpc2.Conn
+	wg   sync.WaitGroup // running handlers
+
+	inputCtx    context.Context // done when stdin ended or the server stops
+	inputCancel context.CancelFunc
+	gone        chan struct{}
+	goneOnce    sync.Once
+}
+
+// NewServer prepares a server; out may be an *os.File to watch.
+func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
+	s := &Server{stream: newLineStream(in, out), log: log, gone: make(chan struct{})}
+	if f, ok := out.(*os.File); ok {
+		s.out = f
+	}
+	s.inputCtx, s.inputCancel = context.WithCancel(context.Background())
+	s.stream.onBreak = s.markGone
+	return s
+}
+
+func (s *Server) markGone() { s.goneOnce.Do(func() { close(s.gone) }) }
+
+// Gone is closed when the client stopped reading our output.
+func (s *Server) Gone() <-chan struct{} { return s.gone }
+
+// DrainTimeout bounds how long Run waits for running calls after ctx ends.
+const DrainTimeout = 2500 * time.Millisecond
+
+// Run serves until input ends and every running call has answered (nil),
+// or until ctx ends or the client vanishes: then running calls see their
+// context cancelled and get DrainTimeout to answer.
+func (s *Server) Run(ctx context.Context, d Dispatcher) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.stream.atEOF = func() {
+		// Nobody is left to answer cards or questions: end their waits now,
+		// then let running calls finish within their own timeouts.
+		s.inputCancel()
+		s.wg.Wait()
+	}
+	s.conn = jsonrpc2.NewConn(ctx, s.stream, &handler{s: s, d: d, ctx: ctx}, jsonrpc2.SetLogger(slogPrinter{s.log}))
+	stopWatch := s.watchOutput()
+	defer stopWatch()
+	select {
+	case <-s.conn.DisconnectNotify():
+		return nil
+	case <-ctx.Done():
+	case <-s.gone:
+		s.log.Warn("client vanished: stdout reader closed; cancelling all calls")
+	}
+	s.inputCancel()
+	cancel()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(DrainTimeout):
+		s.log.Warn("calls still running at exit")
+	}
+	return nil
+}
+
+// watchOutput notices that the reader of stdout closed, even while idle,
+// by polling a pipe or socket for POLLERR/POLLHUP.
+func (s *Server) watchOutput() (stop func()) {
+	if s.out == nil {
+		return func() {}
+	}
+	fi, err := s.out.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	fd := int(s.out.Fd())
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			fds := []unix.PollFd{{Fd: int32(fd), Events: 0}}
+			n, err := unix.Poll(fds, 200)
+			if err != nil && err != unix.EINTR {
+				return
+			}
+			if n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+				s.markGone()
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// Call sends a host→client request and waits for its reply. The wait ends
+// with an error when ctx ends, when input has ended (nobody can answer) or
+// when the connection closes; a reply arriving later is dropped.
+func (s *Server) Call(ctx context.Context, method string, params, result any) error {
+	if s.inputCtx.Err() != nil {
+		return ErrNoClient
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.inputCtx, cancel)
+	defer stop()
+	err := s.conn.Call(ctx, method, params, result)
+	if err != nil && s.inputCtx.Err() != nil {
+		return ErrNoClient
+	}
+	return err
+}
+
+// Notify sends a host→client notification.
+func (s *Server) Notify(ctx context.Context, method string, params any) error {
+	return s.conn.Notify(ctx, method, params)
+}
+
+type handler struct {
+	s   *Server
+	d   Dispatcher
+	ctx context.Context
+}
+
+func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	var params json.RawMessage
+	if req.Params != nil {
+		params = *req.Params
+	}
+	run, inline := h.d.Route(req.Method, params)
+	if run == nil {
+		if !req.Notif {
+			conn.ReplyWithError(h.ctx, req.ID, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method})
+		}
+		return
+	}
+	answer := func() {
+		result, err := safeRun(h.ctx, run)
+		if req.Notif {
+			return
+		}
+		if err != nil {
+			conn.ReplyWithError(h.ctx, req.ID, toWire(err))
+			return
+		}
+		if result == nil {
+			result = struct{}{}
+		}
+		if err := conn.Reply(h.ctx, req.ID, result); err != nil {
+			h.s.log.Debug("reply not sent", "method", req.Method, "err", err)
+		}
+	}
+	if inline {
+		answer()
+		return
+	}
+	h.s.wg.Add(1)
+	go func() {
+		defer h.s.wg.Done()
+		answer()
+	}()
+}
+
+// safeRun turns a handler panic into an internal error: no input may crash
+// the process.
+func safeRun(ctx context.Context, run func(context.Context) (any, error)) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &panicError{r}
+		}
+	}()
+	return run(ctx)
+}
+
+type panicError struct{ v any }
+
+func (p *panicError) Error() string { return "internal error: handler panicked" }
+
+type slogPrinter struct{ l *slog.Logger }
+
+func (p slogPrinter) Printf(format string, v ...any) {
+	p.l.Debug("jsonrpc2", "msg", format, "args", v)
+}

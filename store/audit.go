@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// AuditRow is one tools.execute call (PROTOCOL section 6).
+type AuditRow struct {
+	SessionID        string `json:"sessionId"`
+	TurnID           string `json:"turnId"`
+	ToolCallID       string `json:"toolCallId"`
+	ToolName         string `json:"toolName"`
+	ArgsHash         string `json:"argsHash"`
+	ArgsPreview      string `json:"argsPreview"`
+	ExternalPath     string `json:"externalPath"` // "", "allowed" or "denied"; "" goes out as null
+	Decision         string `json:"decision"`
+	Prompted         bool   `json:"prompted"`
+	PermissionWaitMs int64  `json:"permissionWaitMs"`
+	DurationMs       int64  `json:"durationMs"`
+	OverheadMs       int64  `json:"overheadMs"`
+	TotalMs          int64  `json:"totalMs"`
+	OK               bool   `json:"ok"`
+	ErrorCode        string `json:"errorCode"`
+	Delegate         string `json:"delegate"`
+	CreatedAt        string `json:"createdAt"`
+}
+
+// InsertAudit commits one audit row. Callers commit it before the response
+// is written, so an acknowledged call is never missing after a crash.
+func (s *Store) InsertAudit(ctx context.Context, r AuditRow) error {
+	if s.NoAudit {
+		return nil
+	}
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO audit (session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview,
+			external_path, decision, prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, error_code, delegate, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
+			Args: []any{r.SessionID, r.TurnID, r.ToolCallID, r.ToolName, r.ArgsHash, r.ArgsPreview,
+				nullable(r.ExternalPath), r.Decision, r.Prompted, r.PermissionWaitMs, r.DurationMs, r.OverheadMs, r.TotalMs,
+				r.OK, nullable(r.ErrorCode), nullable(r.Delegate), r.CreatedAt},
+		})
+	})
+}
+
+// AuditFilter narrows QueryAudit.
+type AuditFilter struct {
+	SessionID, ToolCallID string
+	Limit                 int
+}
+
+// QueryAudit returns rows newest first.
+func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error) {
+	if f.Limit <= 0 || f.Limit > 10000 {
+		f.Limit = 100
+	}
+	q := `SELECT session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview, COALESCE(external_path, ''), decision,
+		prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, COALESCE(error_code, ''), COALESCE(delegate, ''), created_at
+		FROM audit WHERE (?1 = '' OR session_id = ?1) AND (?2 = '' OR tool_call_id = ?2) ORDER BY id DESC LIMIT ?3`
+	out := []AuditRow{}
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, q, &sqlitex.ExecOptions{
+			Args: []any{f.SessionID, f.ToolCallID, f.Limit},
+			ResultFunc: func(st *sqlite.Stmt) error {
+				out = append(out, AuditRow{
+					SessionID: st.ColumnText(0), TurnID: st.ColumnText(1), ToolCallID: st.ColumnText(2), ToolName: st.ColumnText(3),
+					ArgsHash: st.ColumnText(4), ArgsPreview: st.ColumnText(5), ExternalPath: st.ColumnText(6), Decision: st.ColumnText(7),
+					Prompted: st.ColumnBool(8), PermissionWaitMs: st.ColumnInt64(9), DurationMs: st.ColumnInt64(10),
+					OverheadMs: st.ColumnInt64(11), TotalMs: st.ColumnInt64(12), OK: st.ColumnBool(13), ErrorCode: st.ColumnText(14),
+					Delegate: st.ColumnText(15), CreatedAt: st.ColumnText(16),
+				})
+				return nil
+			},
+		})
+	})
+	return out, err
+}

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// Session is a durable session row.
+type Session struct {
+	ID             string
+	WorkspaceRoot  string // "" for a Temporary session
+	PermissionMode string // inherit | ask | accept-edits | auto
+	Mode           string // agent | plan | goal
+	Subagents      string // JSON array of definitions
+	CreatedAt      string
+}
+
+const sessionCols = `id, workspace_root, permission_mode, mode, subagents, created_at`
+
+func scanSession(stmt *sqlite.Stmt) Session {
+	return Session{
+		ID:             stmt.ColumnText(0),
+		WorkspaceRoot:  stmt.ColumnText(1),
+		PermissionMode: stmt.ColumnText(2),
+		Mode:           stmt.ColumnText(3),
+		Subagents:      stmt.ColumnText(4),
+		CreatedAt:      stmt.ColumnText(5),
+	}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// CreateSession inserts a session; ErrExists if the id is taken.
+func (s *Store) CreateSession(ctx context.Context, sess Session) error {
+	err := s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
+			Args: []any{sess.ID, nullable(sess.WorkspaceRoot), sess.PermissionMode, sess.Mode, sess.Subagents, sess.CreatedAt},
+		})
+	})
+	if isConstraint(err) {
+		return ErrExists
+	}
+	return err
+}
+
+// GetSession reads a session; ErrNotFound if there is none.
+func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
+	var out Session
+	found := false
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, &sqlitex.ExecOptions{
+			Args:       []any{id},
+			ResultFunc: func(stmt *sqlite.Stmt) error { out = scanSession(stmt); found = true; return nil },
+		})
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	if !found {
+		return Session{}, ErrNotFound
+	}
+	return out, nil
+}
+
+// ListSessions returns every session, oldest first.
+func (s *Store) ListSessions(ctx context.Context) ([]Session, error) {
+	var out []Session
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT `+sessionCols+` FROM sessions ORDER BY created_at, id`, &sqlitex.ExecOptions{
+			ResultFunc: func(stmt *sqlite.Stmt) error { out = append(out, scanSession(stmt)); return nil },
+		})
+	})
+	return out, err
+}
+
+// UpdateSession stores the mutable fields of a session.
+func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		if err := sqlitex.Execute(conn, `UPDATE sessions SET permission_mode = ?, mode = ?, subagents = ? WHERE id = ?`, &sqlitex.ExecOptions{
+			Args: []any{sess.PermissionMode, sess.Mode, sess.Subagents, sess.ID},
+		}); err != nil {
+			return err
+		}
+		if conn.Changes() == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
+}
+
+// DeleteSession removes a session, its executed-call ids, snapshots and
+// approvals. Audit rows stay.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		if err := sqlitex.Execute(conn, `DELETE FROM sessions WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{id}}); err != nil {
+			return err
+		}
+		if conn.Changes() == 0 {
+			return ErrNotFound
+		}
+		for _, q := range []string{
+			`DELETE FROM tool_calls WHERE session_id = ?`,
+			`DELETE FROM snapshots WHERE session_id = ?`,
+			`DELETE FROM approvals WHERE session_id = ?`,
+		} {
+			if err := sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: []any{id}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ReserveToolCall records that a tool call id is being executed in a
+// session. It returns ErrExists if the id was seen before, so a call never
+// runs twice, even across restarts.
+func (s *Store) ReserveToolCall(ctx context.Context, sessionID, toolCallID string) error {
+	err := s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO tool_calls (session_id, tool_call_id, created_at) VALUES (?, ?, ?)`, &sqlitex.ExecOptions{
+			Args: []any{sessionID, toolCallID, Now()},
+		})
+	})
+	if isConstraint(err) {
+		return ErrExists
+	}
+	return err
+}

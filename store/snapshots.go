@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// Snapshot indexes one review snapshot (design section 4c). The previous
+// bytes live in a file under the data dir (BeforeFile), never in the
+// workspace.
+type Snapshot struct {
+	ID         string
+	SessionID  string
+	MessageID  string
+	Path       string // workspace-relative
+	AbsPath    string
+	BeforeFile string // "" when the file did not exist before
+	Existed    bool
+	AfterHash  string // sha256 hex of the content the tool left
+	Reversible bool
+	State      string // active | rolledBack
+	CreatedAt  string
+}
+
+// InsertSnapshot records a snapshot.
+func (s *Store) InsertSnapshot(ctx context.Context, sn Snapshot) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO snapshots (id, session_id, message_id, path, abs_path, before_file, existed, after_hash, reversible, state, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
+			Args: []any{sn.ID, sn.SessionID, sn.MessageID, sn.Path, sn.AbsPath, nullable(sn.BeforeFile), sn.Existed, sn.AfterHash, sn.Reversible, sn.State, sn.CreatedAt},
+		})
+	})
+}
+
+// GetSnapshot reads a snapshot of a session; ErrNotFound if none.
+func (s *Store) GetSnapshot(ctx context.Context, sessionID, id string) (Snapshot, error) {
+	var sn Snapshot
+	found := false
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT id, session_id, message_id, path, abs_path, COALESCE(before_file, ''), existed, after_hash, reversible, state, created_at
+			FROM snapshots WHERE id = ? AND session_id = ?`, &sqlitex.ExecOptions{
+			Args: []any{id, sessionID},
+			ResultFunc: func(st *sqlite.Stmt) error {
+				sn = Snapshot{ID: st.ColumnText(0), SessionID: st.ColumnText(1), MessageID: st.ColumnText(2), Path: st.ColumnText(3),
+					AbsPath: st.ColumnText(4), BeforeFile: st.ColumnText(5), Existed: st.ColumnBool(6), AfterHash: st.ColumnText(7),
+					Reversible: st.ColumnBool(8), State: st.ColumnText(9), CreatedAt: st.ColumnText(10)}
+				found = true
+				return nil
+			},
+		})
+	})
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if !found {
+		return Snapshot{}, ErrNotFound
+	}
+	return sn, nil
+}
+
+// SetSnapshotState changes a snapshot's state.
+func (s *Store) SetSnapshotState(ctx context.Context, id, state string) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `UPDATE snapshots SET state = ? WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{state, id}})
+	})
+}
+
+// Approval is a pending plan/goal approval.
+type Approval struct {
+	ID, SessionID, Kind, ArtifactPath, State, CreatedAt string
+}
+
+// InsertApproval records a pending approval.
+func (s *Store) InsertApproval(ctx context.Context, a Approval) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO approvals (id, session_id, kind, artifact_path, state, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{a.ID, a.SessionID, a.Kind, a.ArtifactPath, a.State, a.CreatedAt}})
+	})
+}
+
+// GetApproval reads an approval; ErrNotFound if none.
+func (s *Store) GetApproval(ctx context.Context, sessionID, id string) (Approval, error) {
+	var a Approval
+	found := false
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT id, session_id, kind, artifact_path, state, created_at FROM approvals WHERE id = ? AND session_id = ?`,
+			&sqlitex.ExecOptions{Args: []any{id, sessionID}, ResultFunc: func(st *sqlite.Stmt) error {
+				a = Approval{st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), st.ColumnText(4), st.ColumnText(5)}
+				found = true
+				return nil
+			}})
+	})
+	if err != nil {
+		return Approval{}, err
+	}
+	if !found {
+		return Approval{}, ErrNotFound
+	}
+	return a, nil
+}
+
+// ResolveApproval sets an approval's state and, when mode is not "", the
+// session's mode, in one transaction.
+func (s *Store) ResolveApproval(ctx context.Context, sessionID, id, state, mode string) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		if err := sqlitex.Execute(conn, `UPDATE approvals SET state = ? WHERE id = ? AND session_id = ?`, &sqlitex.ExecOptions{Args: []any{state, id, sessionID}}); err != nil {
+			return err
+		}
+		if mode == "" {
+			return nil
+		}
+		return sqlitex.Execute(conn, `UPDATE sessions SET mode = ? WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{mode, sessionID}})
+	})
+}

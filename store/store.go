@@ -1,0 +1,230 @@
+// Package store keeps hostcore's durable state in SQLite (WAL): schema
+// migrations, settings, sessions, executed tool-call ids, the audit, review
+// snapshot records and pending approvals. It holds no business rules.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// ErrNotFound says a row does not exist. Any other error is a storage
+// failure and must never be read as "not found".
+var ErrNotFound = errors.New("not found")
+
+// ErrExists says a row with that key already exists.
+var ErrExists = errors.New("already exists")
+
+// Store is the database. Writes are serialised by one mutex so that SQLite
+// never answers SQLITE_BUSY between our own connections; reads use the pool.
+type Store struct {
+	pool *sqlitex.Pool
+	wmu  sync.Mutex
+	path string
+	// NoAudit turns audit inserts into no-ops. Benchmark-only switch, used to
+	// measure what the audit costs.
+	NoAudit bool
+}
+
+// migrations are applied in order; the index+1 is the schema version. Never
+// edit a released entry: append a new one.
+var migrations = []string{
+	// v1: the core.
+	`CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+	CREATE TABLE sessions (
+		id TEXT PRIMARY KEY,
+		workspace_root TEXT,
+		permission_mode TEXT NOT NULL DEFAULT 'inherit',
+		mode TEXT NOT NULL DEFAULT 'agent',
+		subagents TEXT NOT NULL DEFAULT '[]',
+		created_at TEXT NOT NULL
+	);
+	CREATE TABLE tool_calls (
+		session_id TEXT NOT NULL,
+		tool_call_id TEXT NOT NULL,
+		created_at TEXT NOT NULL,
+		PRIMARY KEY (session_id, tool_call_id)
+	);
+	CREATE TABLE audit (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		session_id TEXT NOT NULL,
+		turn_id TEXT NOT NULL,
+		tool_call_id TEXT NOT NULL,
+		tool_name TEXT NOT NULL,
+		args_hash TEXT NOT NULL,
+		args_preview TEXT NOT NULL,
+		external_path TEXT,
+		decision TEXT NOT NULL,
+		prompted INTEGER NOT NULL,
+		permission_wait_ms INTEGER NOT NULL,
+		duration_ms INTEGER NOT NULL,
+		overhead_ms INTEGER NOT NULL,
+		total_ms INTEGER NOT NULL,
+		ok INTEGER NOT NULL,
+		error_code TEXT,
+		delegate TEXT,
+		created_at TEXT NOT NULL
+	);
+	CREATE INDEX audit_session ON audit (session_id, id);
+	CREATE INDEX audit_call ON audit (tool_call_id);`,
+	// v2: review snapshots and plan/goal approvals.
+	`CREATE TABLE snapshots (
+		id TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL,
+		message_id TEXT NOT NULL,
+		path TEXT NOT NULL,
+		abs_path TEXT NOT NULL,
+		before_file TEXT,
+		existed INTEGER NOT NULL,
+		after_hash TEXT NOT NULL,
+		reversible INTEGER NOT NULL,
+		state TEXT NOT NULL DEFAULT 'active',
+		created_at TEXT NOT NULL
+	);
+	CREATE INDEX snapshots_session ON snapshots (session_id);
+	CREATE TABLE approvals (
+		id TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		artifact_path TEXT NOT NULL,
+		state TEXT NOT NULL DEFAULT 'pending',
+		created_at TEXT NOT NULL
+	);`,
+}
+
+// Open opens (creating if needed) the database under dataDir and migrates it.
+func Open(dataDir string) (*Store, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	path := filepath.Join(dataDir, "hostcore.db")
+	pool, err := sqlitex.NewPool(path, sqlitex.PoolOptions{
+		PoolSize: 8,
+		PrepareConn: func(conn *sqlite.Conn) error {
+			conn.SetBusyTimeout(10 * time.Second)
+			// NORMAL in WAL mode: a committed transaction survives a crash of
+			// this process (it is in the WAL file); only power loss may drop
+			// the last ones. Tool writes themselves are fsynced.
+			for _, pragma := range []string{`PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`} {
+				if err := sqlitex.ExecuteTransient(conn, pragma, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening database: %w", err)
+	}
+	s := &Store{pool: pool, path: path}
+	if err := s.migrate(context.Background()); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes every connection; the WAL is checkpointed by SQLite.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.pool.Close()
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		if err := sqlitex.ExecuteTransient(conn, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`, nil); err != nil {
+			return err
+		}
+		version := 0
+		err := sqlitex.ExecuteTransient(conn, `SELECT COALESCE(MAX(version),0) FROM schema_version`, &sqlitex.ExecOptions{
+			ResultFunc: func(stmt *sqlite.Stmt) error { version = int(stmt.ColumnInt64(0)); return nil },
+		})
+		if err != nil {
+			return err
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("database schema v%d is newer than this hostcore (v%d)", version, len(migrations))
+		}
+		for i := version; i < len(migrations); i++ {
+			if err := sqlitex.ExecuteScript(conn, migrations[i], nil); err != nil {
+				return fmt.Errorf("migrating to v%d: %w", i+1, err)
+			}
+			if err := sqlitex.ExecuteTransient(conn, `INSERT INTO schema_version (version) VALUES (?)`, &sqlitex.ExecOptions{Args: []any{i + 1}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// write runs fn in an immediate transaction on one connection, serialised
+// with every other write.
+func (s *Store) write(ctx context.Context, fn func(*sqlite.Conn) error) (err error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	conn, err := s.pool.Take(ctx)
+	if err != nil {
+		return fmt.Errorf("taking db connection: %w", err)
+	}
+	defer s.pool.Put(conn)
+	end, err := sqlitex.ImmediateTransaction(conn)
+	if err != nil {
+		return fmt.Errorf("starting transaction: %w", err)
+	}
+	defer end(&err)
+	return fn(conn)
+}
+
+func (s *Store) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
+	conn, err := s.pool.Take(ctx)
+	if err != nil {
+		return fmt.Errorf("taking db connection: %w", err)
+	}
+	defer s.pool.Put(conn)
+	return fn(conn)
+}
+
+// Now is the timestamp format stored everywhere (RFC 3339, UTC, ms).
+func Now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+func isConstraint(err error) bool {
+	code := sqlite.ErrCode(err)
+	return code == sqlite.ResultConstraintPrimaryKey || code == sqlite.ResultConstraintUnique
+}
+
+// GetSetting returns a setting's value and whether it was set.
+func (s *Store) GetSetting(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	found := false
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT value FROM settings WHERE key = ?`, &sqlitex.ExecOptions{
+			Args:       []any{key},
+			ResultFunc: func(stmt *sqlite.Stmt) error { v = stmt.ColumnText(0); found = true; return nil },
+		})
+	})
+	return v, found, err
+}
+
+// SetSetting stores a setting.
+func (s *Store) SetSetting(ctx context.Context, key, value string) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+			&sqlitex.ExecOptions{Args: []any{key, value}})
+	})
+}
+
+// DeleteSetting removes a setting.
+func (s *Store) DeleteSetting(ctx context.Context, key string) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `DELETE FROM settings WHERE key = ?`, &sqlitex.ExecOptions{Args: []any{key}})
+	})
+}
