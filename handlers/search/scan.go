@@ -262,7 +262,7 @@ func (fs *fileScan) emit(n int, line []byte, match bool) {
 	if fs.full || n <= fs.emitted {
 		return
 	}
-	if fs.emitted > 0 && n != fs.emitted+1 {
+	if fs.emitted > 0 && n != fs.emitted+1 && fs.g.o.Context > 0 {
 		fs.out = append(fs.out, "--\n"...)
 	}
 	sep := byte('-')

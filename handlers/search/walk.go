@@ -200,6 +200,9 @@ func joinRel(dir, name string) string {
 	if dir == "" {
 		return name
 	}
+	if name == "" {
+		return dir
+	}
 	return dir + "/" + name
 }
 
