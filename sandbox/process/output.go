@@ -1,0 +1,231 @@
+package process
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Chunking limits for Spec.OnOutput: a consumer (the UI) gets output soon
+// enough to feel live, in pieces large enough not to flood it with calls.
+const (
+	chunkMax   = 16 << 10
+	chunkDelay = 50 * time.Millisecond
+)
+
+// Stream is the bounded record of one output stream.
+type Stream struct {
+	Head, Tail string // kept bytes; Tail is empty and Head holds everything when not truncated
+	Total      int64  // every byte the command wrote
+	Omitted    int64  // bytes between Head and Tail that are not kept
+	Truncated  bool
+	FullPath   string // spill file with the complete stream, when truncated and Spec.SpillDir was set
+}
+
+// Text renders the stream for the model: the head, a marker that says how
+// much was cut, the tail, and where the complete output was saved.
+func (s Stream) Text() string {
+	if !s.Truncated {
+		return s.Head
+	}
+	var b strings.Builder
+	b.WriteString(s.Head)
+	if s.Head != "" && !strings.HasSuffix(s.Head, "\n") {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "[... %d bytes omitted ...]\n", s.Omitted)
+	b.WriteString(s.Tail)
+	if s.FullPath != "" {
+		if s.Tail != "" && !strings.HasSuffix(s.Tail, "\n") {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "[full output: %s]", s.FullPath)
+	}
+	return b.String()
+}
+
+// capture keeps the first headMax and the last tailMax bytes of a stream and
+// counts the rest, so memory stays flat however much a command prints. Once
+// the stream no longer fits, and a spill directory is set, everything is also
+// written to a file as it arrives: the model can read the part it was not
+// shown. capture is used by one goroutine only.
+type capture struct {
+	name             string
+	headMax, tailMax int
+	spillDir         string
+
+	head      []byte
+	tail      []byte // everything after head while not truncated; afterwards the recent bytes, trimmed to tailMax now and then
+	total     int64
+	truncated bool
+	spill     *os.File // nil until the first truncation, and again after a write error
+	spillPath string
+}
+
+func newCapture(name string, headMax, tailMax int, spillDir string) *capture {
+	return &capture{
+		name: name, headMax: headMax, tailMax: tailMax, spillDir: spillDir,
+		head: make([]byte, 0, headMax),
+		tail: make([]byte, 0, 2*tailMax),
+	}
+}
+
+func (c *capture) write(p []byte) {
+	c.total += int64(len(p))
+	if !c.truncated && c.total > int64(c.headMax+c.tailMax) {
+		c.truncated = true
+		c.openSpill() // head+tail still hold every earlier byte
+	}
+	if c.spill != nil {
+		if _, err := c.spill.Write(p); err != nil {
+			c.dropSpill()
+		}
+	}
+	if n := min(c.headMax-len(c.head), len(p)); n > 0 {
+		c.head = append(c.head, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) >= c.tailMax {
+		c.tail = append(c.tail[:0], p[len(p)-c.tailMax:]...)
+		return
+	}
+	if len(c.tail)+len(p) > cap(c.tail) {
+		// Keep the last tailMax-len(p) bytes; the buffer never grows past 2*tailMax.
+		keep := c.tailMax - len(p)
+		c.tail = c.tail[:copy(c.tail, c.tail[len(c.tail)-keep:])]
+	}
+	c.tail = append(c.tail, p...)
+}
+
+func (c *capture) openSpill() {
+	if c.spillDir == "" {
+		return
+	}
+	if err := os.MkdirAll(c.spillDir, 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(c.spillDir, c.name+"-*.log")
+	if err != nil {
+		return
+	}
+	c.spill, c.spillPath = f, f.Name()
+	if _, err := f.Write(c.head); err != nil {
+		c.dropSpill()
+		return
+	}
+	if _, err := f.Write(c.tail); err != nil {
+		c.dropSpill()
+	}
+}
+
+// dropSpill gives up on the spill file (disk full, say): a partial file would
+// claim to be the complete output, so it is removed.
+func (c *capture) dropSpill() {
+	c.spill.Close()
+	os.Remove(c.spillPath)
+	c.spill, c.spillPath = nil, ""
+}
+
+// finish closes the spill file and returns the record. A truncated head and
+// tail are cut back to whole UTF-8 runes so the text shown is valid.
+func (c *capture) finish() Stream {
+	path := ""
+	if c.spill != nil {
+		if err := c.spill.Close(); err != nil {
+			os.Remove(c.spillPath)
+		} else {
+			path = c.spillPath
+		}
+		c.spill = nil
+	}
+	if !c.truncated {
+		return Stream{Head: string(c.head) + string(c.tail), Total: c.total}
+	}
+	head := c.head[:runeCut(c.head)]
+	tail := c.tail
+	if len(tail) > c.tailMax {
+		tail = tail[len(tail)-c.tailMax:]
+	}
+	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	return Stream{
+		Head:      string(head),
+		Tail:      string(tail),
+		Total:     c.total,
+		Omitted:   c.total - int64(len(head)) - int64(len(tail)),
+		Truncated: true,
+		FullPath:  path,
+	}
+}
+
+// runeCut returns the length of the longest prefix of p that does not end in
+// the middle of a UTF-8 sequence: an incomplete trailing rune is held back
+// until more bytes arrive. Bytes that are not UTF-8 at all are not held.
+func runeCut(p []byte) int {
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			if utf8.FullRune(p[i:]) {
+				return len(p)
+			}
+			return i
+		}
+	}
+	return len(p)
+}
+
+// emitter delivers a stream to Spec.OnOutput in coalesced chunks of at most
+// chunkMax bytes, at most chunkDelay after the bytes arrived, never splitting
+// a rune. It runs on its own goroutine so the delay timer fires even while the
+// reader is blocked; the channel between them is the back-pressure that keeps
+// a slow consumer from growing memory.
+func emit(stream string, in <-chan []byte, out func(stream string, seq int, data []byte)) {
+	var (
+		pending []byte
+		seq     int
+		timer   = time.NewTimer(time.Hour)
+		armed   bool
+	)
+	timer.Stop()
+	defer timer.Stop()
+	send := func(n int) {
+		out(stream, seq, pending[:n:n])
+		seq++
+		pending = append([]byte(nil), pending[n:]...)
+	}
+	for {
+		select {
+		case p, ok := <-in:
+			if !ok {
+				if len(pending) > 0 {
+					send(len(pending)) // EOF: nothing more can complete a rune
+				}
+				return
+			}
+			pending = append(pending, p...)
+			for len(pending) >= chunkMax {
+				n := runeCut(pending[:chunkMax])
+				if n == 0 {
+					n = chunkMax
+				}
+				send(n)
+			}
+			if n := runeCut(pending); n == 0 {
+				if armed {
+					timer.Stop()
+					armed = false
+				}
+			} else if !armed {
+				timer.Reset(chunkDelay)
+				armed = true
+			}
+		case <-timer.C:
+			armed = false
+			if n := runeCut(pending); n > 0 {
+				send(n)
+			}
+		}
+	}
+}

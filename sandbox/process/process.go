@@ -1,0 +1,360 @@
+// Package process runs one shell command for the agent and guarantees that,
+// whatever the command does, Run returns in bounded time, nothing it started
+// is left running, and its output costs bounded memory.
+//
+// Every command runs under a small per-command reaper: the hostcore binary
+// re-executed in a special mode (see MaybeRunReaper). The reaper is a child
+// subreaper, so every descendant of the command stays its descendant even
+// after a double fork or setsid; it kills that whole tree when the shell
+// exits, when hostcore asks it to (abort, timeout), and when hostcore dies
+// (it notices the control pipe's EOF, which the kernel delivers even when
+// hostcore is SIGKILLed).
+package process
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// Defaults for the zero values of Spec.
+const (
+	DefaultGrace     = 2 * time.Second
+	DefaultHeadBytes = 30000
+	DefaultTailBytes = 30000
+)
+
+// drainDelay bounds how long Run waits for the output pipes to reach EOF
+// after the reaper is gone. The reaper kills every descendant before it
+// exits, so EOF normally comes at once; the bound covers a writer that got
+// out of the tree (the pipe passed over a socket to a daemon, a process stuck
+// in uninterruptible sleep).
+const drainDelay = 2 * time.Second
+
+// readBuf is the size of one read from an output pipe.
+const readBuf = 32 << 10
+
+// Spec describes one command.
+type Spec struct {
+	Path string   // shell executable, e.g. /bin/bash; a bare name is looked up in PATH
+	Args []string // arguments after the executable, e.g. {"-lc", command}
+	Dir  string   // working directory; "" = hostcore's
+	Env  []string // environment; nil = hostcore's
+	// TTY runs the command under a pseudo-terminal: stdin, stdout and stderr
+	// are the terminal, and the one merged stream is reported as "stdout".
+	TTY     bool
+	Timeout time.Duration // 0 = none
+	Grace   time.Duration // time between TERM and KILL; 0 = DefaultGrace
+
+	// HeadBytes and TailBytes bound what is kept of each stream in memory;
+	// 0 = DefaultHeadBytes / DefaultTailBytes.
+	HeadBytes, TailBytes int
+	// SpillDir, if set, receives a file with the complete stream once a
+	// stream is truncated (created on the first truncation and written as
+	// output arrives, so memory stays flat).
+	SpillDir string
+	// OnOutput, if set, receives the output as it arrives: chunks of at most
+	// 16 KiB, each delivered at most 50 ms after its bytes arrived, never
+	// splitting a UTF-8 rune; seq counts from 0 per stream; calls for one
+	// stream are sequential, calls for stdout and stderr may be concurrent.
+	// Every call has returned before Run returns, so OnOutput must not block
+	// for long: it holds the command's output back while it runs.
+	OnOutput func(stream string, seq int, data []byte)
+}
+
+// Result is what became of a command.
+type Result struct {
+	ExitCode       int    // -1 if killed by a signal
+	Signal         string // e.g. "SIGKILL"; "" if the shell exited
+	TimedOut       bool   // Spec.Timeout expired and the tree was killed
+	Aborted        bool   // ctx was cancelled and the tree was killed
+	Stdout, Stderr Stream
+	Duration       time.Duration
+}
+
+// Run starts the command and waits for it. Cancelling ctx aborts it; Timeout
+// expiring times it out. Either way the complete process tree is terminated
+// (TERM, Grace, KILL) before Run returns. When the shell exits on its own,
+// descendants still running are terminated the same way. The returned error
+// is non-nil only if the command could not be started.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	start := time.Now()
+	if s.Grace <= 0 {
+		s.Grace = DefaultGrace
+	}
+	if s.HeadBytes <= 0 {
+		s.HeadBytes = DefaultHeadBytes
+	}
+	if s.TailBytes <= 0 {
+		s.TailBytes = DefaultTailBytes
+	}
+	path := s.Path
+	if path == "" {
+		return Result{}, errors.New("no shell path")
+	}
+	if !strings.Contains(path, "/") {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return Result{}, fmt.Errorf("finding %s: %w", path, err)
+		}
+		path = p
+	}
+
+	// open collects every descriptor Run creates, so that each is closed on
+	// every path out of Run.
+	var open []*os.File
+	defer func() {
+		for _, f := range open {
+			f.Close()
+		}
+	}()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			open = append(open, r, w)
+		}
+		return r, w, err
+	}
+
+	// The control pipe carries no data: its EOF tells the reaper to kill the
+	// tree. hostcore closes its end on abort/timeout, and the kernel closes it
+	// when hostcore dies, however it dies.
+	ctlR, ctlW, err := pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("creating control pipe: %w", err)
+	}
+	// The status pipe carries the reaper's report: the shell's pid, then how
+	// it ended (see writeStatus).
+	stR, stW, err := pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("creating status pipe: %w", err)
+	}
+
+	var (
+		readers     []*os.File // hostcore's ends of the output
+		names       []string
+		childStdin  *os.File // nil = /dev/null
+		childStdout *os.File
+		childStderr *os.File
+	)
+	if s.TTY {
+		master, slave, err := pty.Open()
+		if err != nil {
+			return Result{}, fmt.Errorf("opening pty: %w", err)
+		}
+		open = append(open, master, slave)
+		// A wide terminal so that tools which wrap or truncate to the width
+		// do not mangle output meant for the model.
+		_ = pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
+		readers, names = []*os.File{master}, []string{"stdout"}
+		childStdin, childStdout, childStderr = slave, slave, slave
+	} else {
+		outR, outW, err := pipe()
+		if err != nil {
+			return Result{}, fmt.Errorf("creating stdout pipe: %w", err)
+		}
+		errR, errW, err := pipe()
+		if err != nil {
+			return Result{}, fmt.Errorf("creating stderr pipe: %w", err)
+		}
+		readers, names = []*os.File{outR, errR}, []string{"stdout", "stderr"}
+		childStdout, childStderr = outW, errW
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if s.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(runCtx, s.Timeout)
+		defer cancel()
+	}
+
+	args := append([]string{reaperArg, strconv.FormatInt(int64(s.Grace), 10), strconv.FormatBool(s.TTY), path}, s.Args...)
+	cmd := exec.CommandContext(runCtx, selfExe(), args...)
+	cmd.Args[0] = "hostcore-reaper"
+	cmd.Dir, cmd.Env = s.Dir, s.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = childStdin, childStdout, childStderr
+	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4 in the reaper
+	// Its own process group keeps terminal signals (^C in a terminal running
+	// hostcore) from reaching the reaper around hostcore's back.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stopped atomic.Bool
+	var closeCtl sync.Once
+	cmd.Cancel = func() error {
+		stopped.Store(true)
+		closeCtl.Do(func() { ctlW.Close() })
+		return nil
+	}
+	// Backstop: a reaper that has not finished the ladder by now is killed
+	// and Run goes on to kill the shell's session itself.
+	cmd.WaitDelay = s.Grace + killBound + time.Second
+
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("starting %s: %w", path, err)
+	}
+	// Only the reaper (and the tree under it) may hold the child ends: EOF on
+	// the output pipes must mean that every writer is gone.
+	for _, f := range []*os.File{ctlR, stW, childStdin, childStdout, childStderr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+
+	var wg sync.WaitGroup
+	captures := make([]*capture, len(readers))
+	for i, r := range readers {
+		captures[i] = newCapture(names[i], s.HeadBytes, s.TailBytes, s.SpillDir)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pump(r, captures[i], s.OnOutput)
+		}()
+	}
+
+	waitErr := cmd.Wait()
+	closeCtl.Do(func() { ctlW.Close() })
+	st := readStatus(stR)
+
+	if !st.done && st.pid > 0 {
+		// The reaper died without reporting (killed from outside, or by
+		// WaitDelay): kill what we know of the tree, the shell's session.
+		syscall.Kill(-st.pid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(drainDelay)
+	for _, r := range readers {
+		r.SetReadDeadline(deadline)
+	}
+	wg.Wait()
+
+	res := Result{Duration: time.Since(start)}
+	res.Stdout = captures[0].finish()
+	if len(captures) > 1 {
+		res.Stderr = captures[1].finish()
+	}
+	if stopped.Load() {
+		res.Aborted = ctx.Err() != nil
+		res.TimedOut = !res.Aborted
+	}
+	switch {
+	case st.startErr != "":
+		return res, fmt.Errorf("starting %s: %s", path, st.startErr)
+	case st.done && st.signal != 0:
+		res.ExitCode, res.Signal = -1, signalName(st.signal)
+	case st.done:
+		res.ExitCode = st.exit
+	default:
+		// No report: describe the reaper's own end, which took the command with it.
+		res.ExitCode, res.Signal = -1, "SIGKILL"
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				res.Signal = signalName(ws.Signal())
+			}
+		}
+	}
+	return res, nil
+}
+
+// pump reads one output stream to EOF (or to the drain deadline), feeding the
+// bounded capture and, when set, the OnOutput emitter.
+func pump(r *os.File, c *capture, onOutput func(string, int, []byte)) {
+	var ch chan []byte
+	done := make(chan struct{})
+	if onOutput != nil {
+		ch = make(chan []byte, 4)
+		go func() {
+			defer close(done)
+			emit(c.name, ch, onOutput)
+		}()
+	} else {
+		close(done)
+	}
+	buf := make([]byte, readBuf)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.write(buf[:n])
+			if ch != nil {
+				ch <- bytes.Clone(buf[:n])
+			}
+		}
+		if err != nil {
+			// io.EOF for a pipe; EIO from a pty master once every slave is
+			// closed; a deadline error if a writer escaped the tree.
+			break
+		}
+	}
+	if ch != nil {
+		close(ch)
+	}
+	<-done
+}
+
+// status is the reaper's report.
+type status struct {
+	pid      int
+	done     bool
+	exit     int
+	signal   syscall.Signal
+	startErr string
+}
+
+// readStatus reads the reaper's report once the reaper has exited. The
+// status pipe's write end lives only in the reaper (it is close-on-exec
+// there), so EOF is immediate; the deadline is a backstop.
+func readStatus(r *os.File) status {
+	r.SetReadDeadline(time.Now().Add(time.Second))
+	var st status
+	sc := bufio.NewScanner(io.LimitReader(r, 64<<10))
+	for sc.Scan() {
+		kind, arg, _ := strings.Cut(sc.Text(), " ")
+		n, _ := strconv.Atoi(arg)
+		switch kind {
+		case "pid":
+			st.pid = n
+		case "exit":
+			st.done, st.exit = true, n
+		case "signal":
+			st.done, st.signal = true, syscall.Signal(n)
+		case "error":
+			st.startErr = arg
+		}
+	}
+	return st
+}
+
+// signalName gives the conventional name, "SIGKILL", or "SIG<n>" for a
+// number without one.
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	return "SIG" + strconv.Itoa(int(sig))
+}
+
+// selfExe is the binary to re-execute as the reaper. On Linux /proc/self/exe
+// still names hostcore's own image after the file on disk was replaced.
+func selfExe() string {
+	if runtime.GOOS == "linux" {
+		return "/proc/self/exe"
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return os.Args[0]
+	}
+	return exe
+}

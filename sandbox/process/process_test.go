@@ -1,0 +1,569 @@
+package process
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+// helperEnv makes the test binary a process that runs a command tree via
+// Run and waits to be SIGKILLed (TestHostcoreKilled).
+const helperEnv = "HOSTCORE_PROCESS_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	MaybeRunReaper()
+	// Reapers are this test binary; under -race each would otherwise sleep
+	// 1 s at exit (the race runtime's default atexit_sleep_ms).
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	if cmd := os.Getenv(helperEnv); cmd != "" {
+		runHelper(cmd)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func runHelper(command string) {
+	var once sync.Once
+	Run(context.Background(), Spec{
+		Path: "/bin/bash", Args: []string{"-c", command}, Grace: 200 * time.Millisecond,
+		OnOutput: func(_ string, _ int, data []byte) {
+			if bytes.Contains(data, []byte("ready")) {
+				once.Do(func() { fmt.Println("ready") })
+			}
+		},
+	})
+	os.Exit(3)
+}
+
+// marker returns a sleep duration unique to this test, so survivors can be
+// told apart from other tests' (and other engineers') processes.
+func marker() string { return strconv.Itoa(500000 + rand.IntN(400000)) }
+
+// survivors lists the pids whose command line is "sleep <m>".
+func survivors(m string) []int {
+	var pids []int
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err == nil && string(b) == "sleep\x00"+m+"\x00" {
+			pid, _ := strconv.Atoi(strings.Split(p, "/")[2])
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// assertNoSurvivors checks at once, not after a wait: Run (or the reaper)
+// must have finished the killing before it returned.
+func assertNoSurvivors(t *testing.T, m string) {
+	t.Helper()
+	if pids := survivors(m); len(pids) > 0 {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("processes survived: %v", pids)
+	}
+}
+
+func bash(command string) Spec {
+	return Spec{Path: "/bin/bash", Args: []string{"-c", command}}
+}
+
+func run(t *testing.T, s Spec) Result {
+	t.Helper()
+	res, err := Run(t.Context(), s)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func TestExitAndStreams(t *testing.T) {
+	t.Parallel()
+	res := run(t, bash("echo out; echo err >&2; exit 3"))
+	if res.ExitCode != 3 || res.Signal != "" || res.TimedOut || res.Aborted {
+		t.Errorf("got exit %d signal %q timedOut %v aborted %v, want 3", res.ExitCode, res.Signal, res.TimedOut, res.Aborted)
+	}
+	want := Stream{Head: "out\n", Total: 4}
+	if diff := cmp.Diff(want, res.Stdout); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(Stream{Head: "err\n", Total: 4}, res.Stderr); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+}
+
+func TestDirAndEnv(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := bash(`printf '%s %s' "$PWD" "$FOO"`)
+	s.Dir, s.Env = dir, []string{"FOO=bar", "PATH=/usr/bin:/bin"}
+	if got, want := run(t, s).Stdout.Head, dir+" bar"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestSignalName(t *testing.T) {
+	t.Parallel()
+	res := run(t, bash("echo before; kill -9 $$"))
+	if res.ExitCode != -1 || res.Signal != "SIGKILL" || res.Stdout.Head != "before\n" {
+		t.Errorf("got exit %d signal %q stdout %q, want -1 SIGKILL before", res.ExitCode, res.Signal, res.Stdout.Head)
+	}
+}
+
+func TestStartFailure(t *testing.T) {
+	t.Parallel()
+	if _, err := Run(t.Context(), Spec{Path: "/nonexistent/bash"}); err == nil {
+		t.Error("no error for a missing shell")
+	}
+	if _, err := Run(t.Context(), Spec{Path: "/bin/bash", Dir: "/nonexistent"}); err == nil {
+		t.Error("no error for a missing directory")
+	}
+}
+
+func TestTimeoutKillsTreeKeepsOutput(t *testing.T) {
+	t.Parallel()
+	m := marker()
+	s := bash("echo partial; sleep " + m + " & sleep " + m)
+	s.Timeout, s.Grace = time.Second, 3*time.Second
+	res := run(t, s)
+	assertNoSurvivors(t, m)
+	if !res.TimedOut || res.Aborted || res.Stdout.Head != "partial\n" {
+		t.Errorf("got timedOut %v aborted %v stdout %q", res.TimedOut, res.Aborted, res.Stdout.Head)
+	}
+	if res.Signal != "SIGTERM" || res.ExitCode != -1 {
+		t.Errorf("got exit %d signal %q, want -1 SIGTERM", res.ExitCode, res.Signal)
+	}
+	if res.Duration >= s.Timeout+s.Grace {
+		t.Errorf("took %v; sleep dies on TERM, so the grace should not be waited out", res.Duration)
+	}
+}
+
+// abortOn returns a Spec whose run is cancelled once the command prints
+// word: a deterministic abort point even on a loaded machine.
+func abortOn(t *testing.T, command, word string) (context.Context, Spec) {
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	s := bash(command)
+	s.OnOutput = func(_ string, _ int, data []byte) {
+		if bytes.Contains(data, []byte(word)) {
+			cancel()
+		}
+	}
+	return ctx, s
+}
+
+func TestTermIgnoredDiesByKill(t *testing.T) {
+	t.Parallel()
+	m := marker()
+	ctx, s := abortOn(t, "trap '' TERM; echo armed; sleep "+m, "armed")
+	s.Grace = 300 * time.Millisecond
+	res, err := Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoSurvivors(t, m)
+	if !res.Aborted || res.Signal != "SIGKILL" {
+		t.Errorf("got aborted %v signal %q, want SIGKILL", res.Aborted, res.Signal)
+	}
+	if res.Duration < s.Grace {
+		t.Errorf("took %v, less than the grace", res.Duration)
+	}
+}
+
+func TestAbort(t *testing.T) {
+	t.Parallel()
+	m := marker()
+	ctx, s := abortOn(t, "setsid sleep "+m+" & echo started; sleep "+m, "started")
+	res, err := Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoSurvivors(t, m)
+	if !res.Aborted || res.TimedOut || res.Stdout.Head != "started\n" {
+		t.Errorf("got aborted %v timedOut %v stdout %q", res.Aborted, res.TimedOut, res.Stdout.Head)
+	}
+}
+
+// escapes are the ways a command's descendants leave its process group.
+var escapes = map[string]string{
+	"setsid":      "setsid sleep M &",
+	"set -m":      "( set -m; sleep M & )",
+	"double fork": "( (sleep M &) & )",
+	"nohup":       "nohup sleep M >/dev/null 2>&1 &",
+	"disown":      "sleep M & disown",
+	"pipe holder": "(sleep M; echo never) &",
+}
+
+func TestEscapedDescendantsDieOnTimeout(t *testing.T) {
+	t.Parallel()
+	for name, esc := range escapes {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := marker()
+			s := bash(strings.ReplaceAll(esc, "M", m) + "\nsleep " + m)
+			s.Timeout = 300 * time.Millisecond
+			res := run(t, s)
+			assertNoSurvivors(t, m)
+			if !res.TimedOut {
+				t.Error("not timed out")
+			}
+		})
+	}
+}
+
+func TestEscapedDescendantsDieOnExit(t *testing.T) {
+	t.Parallel()
+	for name, esc := range escapes {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := marker()
+			res := run(t, bash(strings.ReplaceAll(esc, "M", m)+"\necho done"))
+			assertNoSurvivors(t, m)
+			if res.Stdout.Head != "done\n" || res.ExitCode != 0 || res.TimedOut {
+				t.Errorf("got stdout %q exit %d", res.Stdout.Head, res.ExitCode)
+			}
+			if res.Duration > time.Second {
+				t.Errorf("took %v; leftovers should be killed at once", res.Duration)
+			}
+		})
+	}
+}
+
+// TestHostcoreKilled SIGKILLs a process that is inside Run and checks that
+// the command tree, escaped members included, dies with it.
+func TestHostcoreKilled(t *testing.T) {
+	t.Parallel()
+	m := marker()
+	command := fmt.Sprintf("setsid sleep %s & ( (sleep %s &) & ); nohup sleep %s >/dev/null 2>&1 & echo ready; sleep %s", m, m, m, m)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"="+command)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper said %q", line)
+	}
+	// The double fork may still be on its way to exec.
+	for deadline := time.Now().Add(3 * time.Second); len(survivors(m)) < 4 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(survivors(m)); n != 4 {
+		t.Errorf("%d sleeps running before the kill, want 4", n)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The reaper runs the ladder (grace 200ms) once it sees the control
+	// pipe's EOF; give it that long and a margin.
+	deadline := time.Now().Add(3 * time.Second)
+	for len(survivors(m)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assertNoSurvivors(t, m)
+}
+
+func TestNoStdinNoTerminal(t *testing.T) {
+	t.Parallel()
+	res := run(t, bash(`cat; test -t 0 || echo notty; (: </dev/tty) 2>/dev/null && echo ctty || echo noctty`))
+	if got, want := res.Stdout.Head, "notty\nnoctty\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestTTY(t *testing.T) {
+	t.Parallel()
+	s := bash(`test -t 1 && echo tty; test -t 0 && echo in; (: </dev/tty) && echo ctty; echo err >&2`)
+	s.TTY = true
+	res := run(t, s)
+	if got, want := res.Stdout.Head, "tty\r\nin\r\nctty\r\nerr\r\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if res.Stderr.Total != 0 {
+		t.Errorf("stderr %q, want everything merged into stdout", res.Stderr.Head)
+	}
+}
+
+func TestTTYTimeoutAndBounds(t *testing.T) {
+	t.Parallel()
+	m := marker()
+	s := bash("head -c 3000000 /dev/zero; setsid sleep " + m + " & sleep " + m)
+	s.TTY, s.Timeout, s.HeadBytes, s.TailBytes = true, 2*time.Second, 100, 100
+	res := run(t, s)
+	assertNoSurvivors(t, m)
+	if !res.TimedOut || res.Stdout.Total != 3000000 || len(res.Stdout.Head) != 100 || len(res.Stdout.Tail) != 100 {
+		t.Errorf("got timedOut %v total %d head %d tail %d", res.TimedOut, res.Stdout.Total, len(res.Stdout.Head), len(res.Stdout.Tail))
+	}
+}
+
+// TestFloodMemoryFlat pushes 200 MB through Run and checks that it counted
+// every byte while allocating next to nothing: the output is not kept.
+func TestFloodMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 MB")
+	}
+	const n = 200_000_000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res := run(t, bash(fmt.Sprintf("head -c %d /dev/zero; echo tail >&2", n)))
+	runtime.ReadMemStats(&after)
+	if res.Stdout.Total != n || !res.Stdout.Truncated || res.Stdout.Omitted != n-60000 {
+		t.Errorf("got total %d truncated %v omitted %d", res.Stdout.Total, res.Stdout.Truncated, res.Stdout.Omitted)
+	}
+	if len(res.Stdout.Head) != DefaultHeadBytes || len(res.Stdout.Tail) != DefaultTailBytes {
+		t.Errorf("kept head %d tail %d", len(res.Stdout.Head), len(res.Stdout.Tail))
+	}
+	if res.Stderr.Head != "tail\n" {
+		t.Errorf("stderr %q", res.Stderr.Head)
+	}
+	// Other tests run in parallel and allocate too; 16 MB is generous for
+	// them and still far below the 200 MB a retaining buffer would take.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("allocated %d bytes for %d bytes of output", alloc, n)
+	}
+}
+
+func TestHeadTailAndSpill(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "spill")
+	s := bash("seq 1 100000")
+	s.HeadBytes, s.TailBytes, s.SpillDir = 20, 20, dir
+	res := run(t, s)
+	full, _ := exec.Command("seq", "1", "100000").Output()
+	got := res.Stdout
+	if !got.Truncated || got.Total != int64(len(full)) || got.Head != string(full[:20]) || got.Tail != string(full[len(full)-20:]) || got.Omitted != int64(len(full)-40) {
+		t.Errorf("got %+v", got)
+	}
+	spilled, err := os.ReadFile(got.FullPath)
+	if err != nil || !bytes.Equal(spilled, full) {
+		t.Errorf("spill file %q: %v, %d bytes, want %d", got.FullPath, err, len(spilled), len(full))
+	}
+	if !strings.Contains(got.Text(), fmt.Sprintf("[... %d bytes omitted ...]", got.Omitted)) || !strings.Contains(got.Text(), got.FullPath) {
+		t.Errorf("Text() = %q", got.Text())
+	}
+	// Nothing is spilled (the directory is not even created) while nothing is cut.
+	s = bash("echo small")
+	s.SpillDir = filepath.Join(t.TempDir(), "never")
+	if res := run(t, s); res.Stdout.FullPath != "" || res.Stdout.Truncated {
+		t.Errorf("small output spilled: %+v", res.Stdout)
+	}
+	if _, err := os.Stat(s.SpillDir); !os.IsNotExist(err) {
+		t.Errorf("spill dir created for small output: %v", err)
+	}
+}
+
+func TestCaptureEveryWriteSize(t *testing.T) {
+	t.Parallel()
+	data := []byte(strings.Repeat("0123456789abcdef", 40))
+	for _, step := range []int{1, 3, 7, 16, 99, 1000} {
+		c := newCapture("stdout", 50, 30, "")
+		for p := data; len(p) > 0; {
+			n := min(step, len(p))
+			c.write(p[:n])
+			p = p[n:]
+		}
+		got := c.finish()
+		want := Stream{Head: string(data[:50]), Tail: string(data[len(data)-30:]), Total: int64(len(data)), Omitted: int64(len(data) - 80), Truncated: true}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("step %d (-want +got):\n%s", step, diff)
+		}
+	}
+}
+
+func TestCaptureKeepsWholeRunes(t *testing.T) {
+	t.Parallel()
+	c := newCapture("stdout", 4, 4, "")
+	c.write([]byte("aaa€€€€bbb€")) // the head cut falls inside the first €, the tail cut inside the last
+	got := c.finish()
+	if got.Head != "aaa" || got.Tail != "b€" || got.Omitted != got.Total-7 {
+		t.Errorf("got %+v", got)
+	}
+	if got := (Stream{Head: "x"}).Text(); got != "x" {
+		t.Errorf("untruncated Text() = %q", got)
+	}
+}
+
+type chunk struct {
+	stream string
+	seq    int
+	data   string
+}
+
+// collect records OnOutput calls and fails the test on any after Run returned.
+type collect struct {
+	mu       sync.Mutex
+	chunks   []chunk
+	returned atomic.Bool
+	late     atomic.Int32
+}
+
+func (c *collect) on(stream string, seq int, data []byte) {
+	if c.returned.Load() {
+		c.late.Add(1)
+	}
+	c.mu.Lock()
+	c.chunks = append(c.chunks, chunk{stream, seq, string(data)})
+	c.mu.Unlock()
+}
+
+func (c *collect) check(t *testing.T, stream string, whole bool) string {
+	t.Helper()
+	if n := c.late.Load(); n > 0 {
+		t.Errorf("%d OnOutput calls after Run returned", n)
+	}
+	var all strings.Builder
+	seq := 0
+	for _, ch := range c.chunks {
+		if ch.stream != stream {
+			continue
+		}
+		if ch.seq != seq {
+			t.Errorf("seq %d, want %d", ch.seq, seq)
+		}
+		seq++
+		if len(ch.data) > chunkMax || len(ch.data) == 0 {
+			t.Errorf("chunk %d has %d bytes", ch.seq, len(ch.data))
+		}
+		if whole && !utf8.ValidString(ch.data) {
+			t.Errorf("chunk %d splits a rune: %q", ch.seq, ch.data)
+		}
+		all.WriteString(ch.data)
+	}
+	return all.String()
+}
+
+func TestOnOutputRunesSplitAcrossWrites(t *testing.T) {
+	t.Parallel()
+	var c collect
+	// € is e2 82 ac; each write leaves a rune incomplete for longer than the
+	// 50 ms flush delay.
+	s := bash(`printf 'a\xe2\x82'; sleep 0.15; printf '\xac b\xf0\x9f'; sleep 0.15; printf '\x98\x80'; echo e >&2`)
+	s.OnOutput = c.on
+	res := run(t, s)
+	c.returned.Store(true)
+	if got := c.check(t, "stdout", true); got != "a€ b😀" || got != res.Stdout.Head {
+		t.Errorf("chunks joined %q, stdout %q", got, res.Stdout.Head)
+	}
+	if got := c.check(t, "stderr", true); got != "e\n" {
+		t.Errorf("stderr chunks %q", got)
+	}
+	if len(c.chunks) < 4 {
+		t.Errorf("got %d chunks, want separate deliveries across the sleeps: %+v", len(c.chunks), c.chunks)
+	}
+}
+
+func TestOnOutputLargeCoalesced(t *testing.T) {
+	t.Parallel()
+	var c collect
+	s := bash(`yes 'héllo wörld € 😀' | head -c 2000000`)
+	s.OnOutput = c.on
+	res := run(t, s)
+	c.returned.Store(true)
+	got := c.check(t, "stdout", false)
+	if int64(len(got)) != res.Stdout.Total || res.Stdout.Total != 2000000 {
+		t.Errorf("chunks carry %d bytes, total %d", len(got), res.Stdout.Total)
+	}
+	// head -c may cut the last rune; every chunk before the last is whole.
+	for _, ch := range c.chunks[:len(c.chunks)-1] {
+		if !utf8.ValidString(ch.data) {
+			t.Fatalf("chunk %d splits a rune", ch.seq)
+		}
+	}
+	if n := len(c.chunks); n < 2000000/chunkMax || n > 2*2000000/chunkMax+2 {
+		t.Errorf("%d chunks for 2 MB: not coalesced to ~16 KiB", n)
+	}
+}
+
+func TestEmitHoldsIncompleteRune(t *testing.T) {
+	t.Parallel()
+	in := make(chan []byte)
+	var got []string
+	done := make(chan struct{})
+	go func() {
+		emit("stdout", in, func(_ string, _ int, d []byte) { got = append(got, string(d)) })
+		close(done)
+	}()
+	in <- []byte("x\xe2")
+	time.Sleep(3 * chunkDelay)
+	in <- []byte("\x82")
+	time.Sleep(3 * chunkDelay)
+	in <- []byte("\xac")
+	in <- []byte("\xe2") // incomplete at EOF: delivered anyway
+	close(in)
+	<-done
+	if diff := cmp.Diff([]string{"x", "€\xe2"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestShellCatalog(t *testing.T) {
+	t.Setenv("PI_DESKTOP_BASH", "")
+	cat := Catalog()
+	var ids []string
+	for _, s := range cat {
+		ids = append(ids, s.ID)
+		if s.ID != "bash" && s.Available {
+			t.Errorf("%s available on %s", s.ID, runtime.GOOS)
+		}
+	}
+	if diff := cmp.Diff([]string{"windows-powershell", "cmd", "git-bash", "bash"}, ids); diff != "" {
+		t.Errorf("ids (-want +got):\n%s", diff)
+	}
+	if b := cat[3]; !b.Available || b.Path != "/bin/bash" || b.Dialect != "bash" {
+		t.Errorf("bash entry %+v", b)
+	}
+
+	t.Setenv("PI_DESKTOP_BASH", "/usr/bin/bash")
+	if p, err := ResolveBash(); p != "/usr/bin/bash" || err != nil {
+		t.Errorf("override: %q %v", p, err)
+	}
+	t.Setenv("PI_DESKTOP_BASH", "/nonexistent")
+	if _, err := ResolveBash(); !errors.Is(err, ErrShellNotFound) {
+		t.Errorf("broken override: %v", err)
+	}
+}
+
+func TestLoginPath(t *testing.T) {
+	t.Parallel()
+	p := LoginPath()
+	if !strings.Contains(p, "/") || strings.Contains(p, "\n") {
+		t.Errorf("LoginPath() = %q", p)
+	}
+	if p2 := LoginPath(); p2 != p {
+		t.Errorf("second call %q differs", p2)
+	}
+	// A shell that hangs is cut off at the bound and yields "".
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slowsh")
+	os.WriteFile(slow, []byte("#!/bin/sh\nsleep 1000\n"), 0o755)
+	start := time.Now()
+	if got := probeLoginPath(slow, 200*time.Millisecond); got != "" || time.Since(start) > 2*time.Second {
+		t.Errorf("hung probe gave %q after %v", got, time.Since(start))
+	}
+}

@@ -1,0 +1,171 @@
+//go:build linux || darwin
+
+package process
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// reaperArg is os.Args[1] when the binary runs as a reaper.
+const reaperArg = "__hostcore_reaper"
+
+// killBound is how long the KILL phase of the ladder keeps trying. KILL
+// cannot be caught, so only a process in uninterruptible sleep (a hung NFS
+// mount) outlasts it; the reaper then reports and leaves it to init rather
+// than hang hostcore.
+const killBound = 5 * time.Second
+
+// pollEvery is how often the ladder looks for processes still alive.
+const pollEvery = 10 * time.Millisecond
+
+// MaybeRunReaper must be the first thing main calls (and TestMain, in tests
+// of packages that use Run). When the process was started as a reaper by Run
+// it does the reaper's work and exits; otherwise it returns at once. Nothing
+// else is needed at start-up: hostcore itself does not become a subreaper.
+func MaybeRunReaper() {
+	if len(os.Args) > 1 && os.Args[1] == reaperArg {
+		os.Exit(runReaper(os.Args[2:]))
+	}
+}
+
+// runReaper starts the shell in its own session and waits for it; then, or
+// as soon as it is told to stop, it terminates every descendant, reports how
+// the shell ended on the status pipe and returns the exit code for itself.
+//
+// Arguments: grace in nanoseconds, "true" for a TTY, the shell's path, its
+// arguments. fd 3 is the control pipe, fd 4 the status pipe.
+func runReaper(args []string) int {
+	// fds 3 and 4 arrived without close-on-exec, as they had to survive our
+	// own exec. The shell must not inherit them: the status pipe has to reach
+	// EOF when the reaper exits, and nothing but hostcore may stop us.
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	control := os.NewFile(3, "control")
+	report := os.NewFile(4, "status")
+	if len(args) < 3 {
+		fmt.Fprintln(report, "error bad reaper arguments")
+		return 2
+	}
+	grace, _ := strconv.ParseInt(args[0], 10, 64)
+	tty := args[1] == "true"
+	path, argv := args[2], append([]string{args[2]}, args[3:]...)
+
+	// Stop on EOF (or any byte) on the control pipe, which covers hostcore's
+	// abort, timeout and death alike, and on the usual termination signals.
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	stopNow := func() { stopOnce.Do(func() { close(stop) }) }
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() { <-sigs; stopNow() }()
+	go func() { control.Read(make([]byte, 1)); stopNow() }()
+
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintf(report, "error becoming subreaper: %v\n", err)
+		return 2
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		// A session of its own: no controlling terminal unless TTY (then
+		// the pty on fd 0), and a process group apart from ours.
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: tty, Ctty: 0},
+	})
+	if err != nil {
+		fmt.Fprintf(report, "error %v\n", err)
+		return 127
+	}
+	fmt.Fprintf(report, "pid %d\n", pid)
+
+	var shellStatus syscall.WaitStatus
+	shellDone := make(chan struct{})
+	allGone := make(chan struct{})
+	go reapAll(pid, &shellStatus, shellDone, allGone)
+
+	select {
+	case <-shellDone: // leftovers (background jobs, daemons) go too
+	case <-stop:
+	}
+	terminateTree(time.Duration(grace), allGone)
+	select {
+	case <-shellDone:
+	default:
+		return 0 // the shell outlived KILL (uninterruptible sleep); hostcore kills its session
+	}
+	if shellStatus.Signaled() {
+		fmt.Fprintf(report, "signal %d\n", int(shellStatus.Signal()))
+	} else {
+		fmt.Fprintf(report, "exit %d\n", shellStatus.ExitStatus())
+	}
+	return 0
+}
+
+// reapAll waits for every child of the reaper: the shell, and as subreaper
+// every orphan of the tree. It records the shell's status and closes
+// shellDone, and closes allGone when no child is left (ECHILD). Every live
+// descendant has a live chain of ancestors up to the reaper, so no child
+// means no descendant: this, not a scan of the process table, is what says
+// the tree is gone.
+func reapAll(shellPid int, shellStatus *syscall.WaitStatus, shellDone, allGone chan<- struct{}) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			close(allGone)
+			return
+		}
+		if pid == shellPid {
+			*shellStatus = ws
+			close(shellDone)
+		}
+	}
+}
+
+// terminateTree runs the ladder over every descendant of the reaper until
+// allGone: TERM (with CONT, so a stopped process can act on it), up to grace
+// for them to exit, then KILL. Each round rescans, so processes forked
+// meanwhile (or missed by a scan that raced an exit) get their signal in the
+// next round; a process with KILL pending cannot fork, so the KILL phase
+// converges even on a fork bomb. It gives up after grace+killBound.
+func terminateTree(grace time.Duration, allGone <-chan struct{}) {
+	self := os.Getpid()
+	termed := make(map[int]bool)
+	killAt := time.Now().Add(grace)
+	giveUp := killAt.Add(killBound)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		tree := descendants(self)
+		kill := time.Now().After(killAt)
+		for _, p := range tree {
+			switch {
+			case kill:
+				signalProc(p, tree, self, syscall.SIGKILL)
+			case !termed[p.pid]:
+				termed[p.pid] = true
+				signalProc(p, tree, self, syscall.SIGTERM)
+				signalProc(p, tree, self, syscall.SIGCONT)
+			}
+		}
+		select {
+		case <-allGone:
+			return
+		case <-tick.C:
+		}
+		if time.Now().After(giveUp) {
+			return
+		}
+	}
+}
+
+// proc is one live (not zombie) process of the tree.
+type proc struct{ pid, ppid int }
