@@ -24,7 +24,7 @@ type Session struct {
 	ScratchDir              string     `json:"scratchDir"`
 	Subagents               []Subagent `json:"subagents"`
 	CreatedAt               string     `json:"createdAt"`
-	Warnings                []string   `json:"warnings,omitempty"`
+	Warnings                *[]string  `json:"warnings,omitempty"`
 }
 
 // Subagent is a delegate definition (design section 10.2).
@@ -211,7 +211,7 @@ func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any
 	if err != nil {
 		return nil, err
 	}
-	out.Warnings = warnings
+	out.Warnings = &warnings
 	return out, nil
 }
 

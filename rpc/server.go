@@ -107,7 +107,10 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 		s.inputCancel()
 		s.wg.Wait()
 	}
-	s.conn = jsonrpc2.NewConn(ctx, s.stream, &handler{s: s, d: d, ctx: ctx}, jsonrpc2.SetLogger(slogPrinter{s.log}))
+	// The Conn closes itself when its context ends, dropping replies still
+	// owed; it gets a context of its own and is closed after the drain.
+	s.conn = jsonrpc2.NewConn(context.Background(), s.stream, &handler{s: s, d: d, ctx: ctx}, jsonrpc2.SetLogger(slogPrinter{s.log}))
+	defer s.conn.Close()
 	stopWatch := s.watchOutput()
 	defer stopWatch()
 	select {
@@ -219,11 +222,12 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 			h.s.log.Debug("reply not sent", "method", req.Method, "err", err)
 		}
 	}
+	h.s.wg.Add(1)
 	if inline {
+		defer h.s.wg.Done()
 		answer()
 		return
 	}
-	h.s.wg.Add(1)
 	go func() {
 		defer h.s.wg.Done()
 		answer()

@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the expect lines of testdata/transcripts from what the binary sends")
+
+// TestTranscripts replays every testdata/transcripts/*.txtar through the
+// built binary, as a client would drive it.
+//
+// A transcript's comment says what it pins. Files named ws/... seed the
+// workspace; "flags" holds extra command-line flags; "script" holds one
+// directive per line:
+//
+//	send JSON      write a line to hostcore's stdin ({{WS}}, {{DATA}} and
+//	               {{SCRATCH}} are replaced first)
+//	raw TEXT       write TEXT as a line unchanged (for malformed input); a
+//	               Go-quoted "TEXT" is unquoted first (for \r, \x00 ...)
+//	expect JSON    the next host line with the same id (responses) or the
+//	               same method (host requests and notifications) must
+//	               contain JSON: objects match as subsets, "*" matches any
+//	               value, arrays must match element by element
+//	reply JSON     answer the last expected host request with this result
+//	sleep DUR      wait
+//	eof            close stdin
+//	exit N         hostcore must exit with status N; every host line must
+//	               have been expected
+//	# ...          comment
+func TestTranscripts(t *testing.T) {
+	bin := buildBinary(t)
+	files, _ := filepath.Glob("testdata/transcripts/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no transcripts")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			runTranscript(t, bin, file)
+		})
+	}
+}
+
+func runTranscript(t *testing.T, bin, file string) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	ws := filepath.Join(tmp, "ws")
+	data := filepath.Join(tmp, "data")
+	os.MkdirAll(ws, 0o755)
+	var script []string
+	var flags []string
+	scriptIdx := -1
+	for i, f := range ar.Files {
+		switch {
+		case f.Name == "script":
+			script = strings.Split(string(f.Data), "\n")
+			scriptIdx = i
+		case f.Name == "flags":
+			flags = strings.Fields(string(f.Data))
+		case strings.HasPrefix(f.Name, "ws/"):
+			p := filepath.Join(ws, strings.TrimPrefix(f.Name, "ws/"))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if scriptIdx < 0 {
+		t.Fatal("transcript has no script section")
+	}
+	ws, _ = filepath.EvalSymlinks(ws)
+	os.MkdirAll(data, 0o700)
+	data, _ = filepath.EvalSymlinks(data)
+	subst := strings.NewReplacer("{{WS}}", ws, "{{DATA}}", data, "{{SCRATCH}}", filepath.Join(data, "scratch"))
+
+	h := startHost(t, bin, append([]string{"--data-dir", data}, flags...)...)
+	var lastRequestID json.RawMessage
+	var out []string
+	for n, line := range script {
+		trimmed := strings.TrimSpace(line)
+		verb, arg, _ := strings.Cut(trimmed, " ")
+		switch verb {
+		case "", "#":
+			out = append(out, line)
+			continue
+		case "send":
+			h.send(t, subst.Replace(arg))
+		case "raw":
+			if strings.HasPrefix(arg, `"`) {
+				u, err := strconv.Unquote(arg)
+				if err != nil {
+					t.Fatalf("line %d: raw: %v", n+1, err)
+				}
+				arg = u
+			}
+			h.send(t, arg)
+		case "reply":
+			if lastRequestID == nil {
+				t.Fatalf("line %d: reply without a host request", n+1)
+			}
+			h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, lastRequestID, subst.Replace(arg)))
+		case "expect":
+			want := subst.Replace(arg)
+			got := h.next(t, want)
+			var gotMsg map[string]json.RawMessage
+			json.Unmarshal([]byte(got), &gotMsg)
+			if _, isReq := gotMsg["method"]; isReq && gotMsg["id"] != nil {
+				lastRequestID = gotMsg["id"]
+			}
+			if *update {
+				out = append(out, "expect "+strings.NewReplacer(ws, "{{WS}}", data, "{{DATA}}").Replace(normalize(got)))
+				continue
+			}
+			if err := matchJSON(want, got); err != nil {
+				t.Fatalf("line %d: %v\nwant ⊆ %s\ngot    %s", n+1, err, want, got)
+			}
+		case "sleep":
+			d, _ := time.ParseDuration(arg)
+			time.Sleep(d)
+		case "eof":
+			h.stdin.Close()
+		case "exit":
+			code := h.wait(t)
+			if fmt.Sprint(code) != arg {
+				t.Fatalf("line %d: exit status %d, want %s\nstderr:\n%s", n+1, code, arg, h.stderr.String())
+			}
+			if left := h.pending(); len(left) > 0 && !*update {
+				t.Fatalf("host lines never expected:\n%s", strings.Join(left, "\n"))
+			}
+		default:
+			t.Fatalf("line %d: unknown directive %q", n+1, verb)
+		}
+		out = append(out, line)
+	}
+	if *update {
+		ar.Files[scriptIdx].Data = []byte(strings.Join(out, "\n"))
+		os.WriteFile(file, txtar.Format(ar), 0o644)
+	}
+}
+
+// volatile fields differ from run to run; -update writes them as "*".
+var volatile = map[string]bool{
+	"traceId": true, "createdAt": true, "permissionWaitMs": true, "durationMs": true, "overheadMs": true,
+	"totalMs": true, "snapshotId": true, "approvalId": true, "artifactPath": true,
+}
+
+// normalize replaces volatile fields with "*".
+func normalize(line string) string {
+	var v any
+	if json.Unmarshal([]byte(line), &v) != nil {
+		return line
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, val := range x {
+				if volatile[k] {
+					x[k] = "*"
+					continue
+				}
+				x[k] = walk(val)
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		}
+		return x
+	}
+	b, _ := json.Marshal(walk(v))
+	return string(b)
+}
+
+// matchJSON reports whether got contains want (objects as subsets, "*" as
+// a wildcard).
+func matchJSON(want, got string) error {
+	var w, g any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		return fmt.Errorf("bad expect JSON: %v", err)
+	}
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		return fmt.Errorf("host sent invalid JSON: %v", err)
+	}
+	return contains(w, g, "$")
+}
+
+func contains(w, g any, at string) error {
+	if s, ok := w.(string); ok && s == "*" {
+		if g == nil {
+			return fmt.Errorf("%s: want a value, got null or nothing", at)
+		}
+		return nil
+	}
+	switch w := w.(type) {
+	case map[string]any:
+		gm, ok := g.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: want an object, got %v", at, g)
+		}
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			gv, present := gm[k]
+			if !present {
+				return fmt.Errorf("%s.%s: missing", at, k)
+			}
+			if err := contains(w[k], gv, at+"."+k); err != nil {
+				return err
+			}
+		}
+		return nil
+	case []any:
+		ga, ok := g.([]any)
+		if !ok || len(ga) != len(w) {
+			return fmt.Errorf("%s: want %d elements, got %v", at, len(w), g)
+		}
+		for i := range w {
+			if err := contains(w[i], ga[i], fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !reflect.DeepEqual(w, g) {
+		return fmt.Errorf("%s: want %v, got %v", at, w, g)
+	}
+	return nil
+}
+
+// host is a running hostcore driven over pipes.
+type host struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	held   []string
+	stderr *syncWriter
+	done   chan struct{}
+}
+
+func startHost(t *testing.T, bin string, args ...string) *host {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HOSTCORE_LOG_LEVEL=debug")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	h := &host{cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &syncWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
+	cmd.Stderr = h.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			h.lines <- sc.Text()
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("hostcore stderr:\n%s", h.stderr.String())
+		}
+	})
+	return h
+}
+
+func (h *host) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(h.stdin, line+"\n"); err != nil {
+		t.Fatalf("writing to hostcore: %v", err)
+	}
+}
+
+// next returns the first host line (held or new) that answers the same id
+// as want, or carries the same method; others are held for later.
+func (h *host) next(t *testing.T, want string) string {
+	t.Helper()
+	var w map[string]json.RawMessage
+	json.Unmarshal([]byte(want), &w)
+	key := func(line string) bool {
+		var g map[string]json.RawMessage
+		if json.Unmarshal([]byte(line), &g) != nil {
+			return false
+		}
+		if m, ok := w["method"]; ok {
+			return bytes.Equal(g["method"], m)
+		}
+		_, gIsReq := g["method"]
+		return !gIsReq && bytes.Equal(g["id"], w["id"])
+	}
+	for i, l := range h.held {
+		if key(l) {
+			h.held = append(h.held[:i], h.held[i+1:]...)
+			return l
+		}
+	}
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-h.lines:
+			if !ok {
+				t.Fatalf("hostcore closed stdout while waiting for %s\nheld: %v", want, h.held)
+			}
+			if key(l) {
+				return l
+			}
+			h.held = append(h.held, l)
+		case <-timeout:
+			t.Fatalf("no host line matching %s within 20s\nheld: %v", want, h.held)
+		}
+	}
+}
+
+func (h *host) pending() []string {
+	left := append([]string(nil), h.held...)
+	for l := range h.lines {
+		left = append(left, l)
+	}
+	return left
+}
+
+func (h *host) wait(t *testing.T) int {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- h.cmd.Wait() }()
+	select {
+	case err := <-errc:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		return 0
+	case <-time.After(15 * time.Second):
+		t.Fatal("hostcore did not exit within 15s")
+	}
+	return -1
+}
