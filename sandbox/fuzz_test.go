@@ -72,6 +72,11 @@ func FuzzResolve(f *testing.F) {
 	f.Add(uint8(0), toks("link_dir_in"), "../../outside")
 
 	f.Fuzz(func(t *testing.T, base uint8, tokens []byte, raw string) {
+		// Long inputs add nothing the corpus's long-path cases do not cover,
+		// and they make minimisation crawl.
+		if len(tokens) > 48 || len(raw) > 256 {
+			return
+		}
 		parts := []string{bases[int(base)%len(bases)]}
 		for _, b := range tokens {
 			parts = append(parts, fuzzVocab[int(b)%len(fuzzVocab)])
