@@ -235,6 +235,14 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	if t.NeedsWorkspace && c.sess.WorkspaceRoot == "" {
 		return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace", t.Name)
 	}
+	if t.Class == perms.ClassEdit || t.Class == perms.ClassExec {
+		// Scratch is created lazily on the first Write/Edit/Bash (design
+		// section 4b), before resolution, so a path into it resolves to the
+		// directory that will be operated on.
+		if err := c.ensureScratch(); err != nil {
+			return failResult(CodeToolFailed, "%v", err)
+		}
+	}
 	if t.PathArg != "" {
 		if r := c.resolveTarget(); r != nil {
 			return r

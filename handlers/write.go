@@ -20,11 +20,6 @@ type writeArgs struct {
 func runWrite(ctx context.Context, c *call) *ToolResult {
 	var a writeArgs
 	json.Unmarshal(c.args, &a)
-	if c.target.Root == sandbox.RootScratch {
-		if err := c.ensureScratch(); err != nil {
-			return c.setPath(failResult(CodeToolFailed, "%v", err))
-		}
-	}
 	snap, err := c.s.captureBefore(ctx, c)
 	if err != nil {
 		return c.setPath(failResult(CodeToolFailed, "cannot snapshot %s before writing: %v", c.target.Display, err))
