@@ -10,9 +10,11 @@ import (
 
 // Chunking limits for Spec.OnOutput: a consumer (the UI) gets output soon
 // enough to feel live, in pieces large enough not to flood it with calls.
+// The delay is under the promised 50 ms to leave room for the pipe and the
+// scheduler between the command's write and the call.
 const (
 	chunkMax   = 16 << 10
-	chunkDelay = 50 * time.Millisecond
+	chunkDelay = 40 * time.Millisecond
 )
 
 // Stream is the bounded record of one output stream.

@@ -213,6 +213,7 @@ var escapes = map[string]string{
 	"nohup":       "nohup sleep M >/dev/null 2>&1 &",
 	"disown":      "sleep M & disown",
 	"pipe holder": "(sleep M; echo never) &",
+	"stopped":     "(sleep M & kill -STOP $BASHPID; wait) &",
 }
 
 func TestEscapedDescendantsDieOnTimeout(t *testing.T) {
@@ -287,6 +288,48 @@ func TestHostcoreKilled(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	assertNoSurvivors(t, m)
+}
+
+// TestReaperKilledFromOutside checks the backstop: with the reaper gone
+// (killed by someone else), Run still returns and kills the shell's session.
+func TestReaperKilledFromOutside(t *testing.T) {
+	t.Parallel()
+	m := marker()
+	s := bash("echo reaper=$PPID; sleep " + m)
+	s.OnOutput = func(_ string, _ int, data []byte) {
+		if _, pid, ok := strings.Cut(strings.TrimSpace(string(data)), "reaper="); ok {
+			n, _ := strconv.Atoi(pid)
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	}
+	res := run(t, s)
+	assertNoSurvivors(t, m)
+	if res.Signal != "SIGKILL" || res.ExitCode != -1 {
+		t.Errorf("got exit %d signal %q, want -1 SIGKILL", res.ExitCode, res.Signal)
+	}
+
+	// Worst case: with the reaper gone, an escapee outside the shell's
+	// session keeps the pipes open. Run must still return, after drainDelay.
+	m2 := marker()
+	s.Args[1] = "setsid sleep " + m2 + " & echo reaper=$PPID; sleep " + m
+	res = run(t, s)
+	orphans := survivors(m2)
+	for _, pid := range orphans {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	assertNoSurvivors(t, m)
+	if len(orphans) != 1 || res.Duration < drainDelay || res.Duration > drainDelay+2*time.Second {
+		t.Errorf("orphans %v, took %v; want one orphan and a return after the %v drain bound", orphans, res.Duration, drainDelay)
+	}
+}
+
+func TestCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Run(ctx, bash("true")); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
 }
 
 func TestNoStdinNoTerminal(t *testing.T) {
