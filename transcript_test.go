@@ -37,6 +37,9 @@ var update = flag.Bool("update", false, "rewrite the expect lines of testdata/tr
 //	               same method (host requests and notifications) must
 //	               contain JSON: objects match as subsets, "*" matches any
 //	               value, arrays must match element by element
+//	               a member whose value is "<absent>" must not be there;
+//	               a string "$name" matches any value and captures it;
+//	               later send/reply lines have "$name" replaced by it
 //	reply JSON     answer the last expected host request with this result
 //	sleep DUR      wait
 //	eof            close stdin
@@ -94,6 +97,13 @@ func runTranscript(t *testing.T, bin, file string) {
 
 	h := startHost(t, bin, append([]string{"--data-dir", data}, flags...)...)
 	var lastRequestID json.RawMessage
+	vars := map[string]string{}
+	withVars := func(s string) string {
+		for k, v := range vars {
+			s = strings.ReplaceAll(s, `"$`+k+`"`, v)
+		}
+		return s
+	}
 	var out []string
 	for n, line := range script {
 		trimmed := strings.TrimSpace(line)
@@ -103,7 +113,7 @@ func runTranscript(t *testing.T, bin, file string) {
 			out = append(out, line)
 			continue
 		case "send":
-			h.send(t, subst.Replace(arg))
+			h.send(t, withVars(subst.Replace(arg)))
 		case "raw":
 			if strings.HasPrefix(arg, `"`) {
 				u, err := strconv.Unquote(arg)
@@ -117,7 +127,7 @@ func runTranscript(t *testing.T, bin, file string) {
 			if lastRequestID == nil {
 				t.Fatalf("line %d: reply without a host request", n+1)
 			}
-			h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, lastRequestID, subst.Replace(arg)))
+			h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, lastRequestID, withVars(subst.Replace(arg))))
 		case "expect":
 			want := subst.Replace(arg)
 			got := h.next(t, want)
@@ -130,7 +140,7 @@ func runTranscript(t *testing.T, bin, file string) {
 				out = append(out, "expect "+strings.NewReplacer(ws, "{{WS}}", data, "{{DATA}}").Replace(normalize(got)))
 				continue
 			}
-			if err := matchJSON(want, got); err != nil {
+			if err := matchJSON(want, got, vars); err != nil {
 				t.Fatalf("line %d: %v\nwant ⊆ %s\ngot    %s", n+1, err, want, got)
 			}
 		case "sleep":
@@ -193,7 +203,7 @@ func normalize(line string) string {
 
 // matchJSON reports whether got contains want (objects as subsets, "*" as
 // a wildcard).
-func matchJSON(want, got string) error {
+func matchJSON(want, got string, vars map[string]string) error {
 	var w, g any
 	if err := json.Unmarshal([]byte(want), &w); err != nil {
 		return fmt.Errorf("bad expect JSON: %v", err)
@@ -201,13 +211,17 @@ func matchJSON(want, got string) error {
 	if err := json.Unmarshal([]byte(got), &g); err != nil {
 		return fmt.Errorf("host sent invalid JSON: %v", err)
 	}
-	return contains(w, g, "$")
+	return contains(w, g, "$", vars)
 }
 
-func contains(w, g any, at string) error {
-	if s, ok := w.(string); ok && s == "*" {
+func contains(w, g any, at string, vars map[string]string) error {
+	if s, ok := w.(string); ok && (s == "*" || (strings.HasPrefix(s, "$") && len(s) > 1)) {
 		if g == nil {
 			return fmt.Errorf("%s: want a value, got null or nothing", at)
+		}
+		if s != "*" {
+			b, _ := json.Marshal(g)
+			vars[s[1:]] = string(b)
 		}
 		return nil
 	}
@@ -224,10 +238,16 @@ func contains(w, g any, at string) error {
 		sort.Strings(keys)
 		for _, k := range keys {
 			gv, present := gm[k]
+			if w[k] == "<absent>" {
+				if present {
+					return fmt.Errorf("%s.%s: want absent, got %v", at, k, gv)
+				}
+				continue
+			}
 			if !present {
 				return fmt.Errorf("%s.%s: missing", at, k)
 			}
-			if err := contains(w[k], gv, at+"."+k); err != nil {
+			if err := contains(w[k], gv, at+"."+k, vars); err != nil {
 				return err
 			}
 		}
@@ -238,7 +258,7 @@ func contains(w, g any, at string) error {
 			return fmt.Errorf("%s: want %d elements, got %v", at, len(w), g)
 		}
 		for i := range w {
-			if err := contains(w[i], ga[i], fmt.Sprintf("%s[%d]", at, i)); err != nil {
+			if err := contains(w[i], ga[i], fmt.Sprintf("%s[%d]", at, i), vars); err != nil {
 				return err
 			}
 		}

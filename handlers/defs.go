@@ -10,6 +10,8 @@ func builtinDefs() []*toolDef {
 			PathArg: "path", run: runRead},
 		{Name: "Write", Class: perms.ClassEdit, Risk: perms.RiskHigh, Description: writeDescription,
 			PathArg: "path", Mutation: true, NeedsWorkspace: true, Modes: []string{perms.OpAgent}, run: runWrite, preview: writePreview},
+		{Name: "Edit", Class: perms.ClassEdit, Risk: perms.RiskHigh, Description: editDescription,
+			PathArg: "path", Mutation: true, NeedsWorkspace: true, Modes: []string{perms.OpAgent}, run: runEdit, preview: editPreview},
 	}
 }
 
@@ -17,4 +19,10 @@ func writePreview(c *call) string {
 	var a writeArgs
 	decodeInto(c.args, &a)
 	return "Write " + c.target.Display + "\n" + a.Content
+}
+
+func editPreview(c *call) string {
+	var a editArgs
+	decodeInto(c.args, &a)
+	return "Edit " + c.target.Display + "\n--- old\n" + a.OldString + "\n+++ new\n" + a.NewString
 }

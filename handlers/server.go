@@ -46,8 +46,9 @@ type Server struct {
 	tools  *toolset
 	slots  chan struct{} // global mutation slots
 
-	mu       sync.Mutex
-	sessions map[string]*runtime // in-memory state per session id
+	mu        sync.Mutex
+	sessions  map[string]*runtime // in-memory state per session id
+	pathLocks map[string]*pathLock
 }
 
 // New builds a Server. It fails if a tool schema does not compile.
@@ -229,4 +230,34 @@ func (q *ticketQueue) release(t uint64) {
 		q.serving++
 	}
 	q.cond.Broadcast()
+}
+
+// lockPath serialises mutations of one file across sessions, so two
+// sessions editing the same file cannot lose an update.
+func (s *Server) lockPath(abs string) (unlock func()) {
+	s.mu.Lock()
+	if s.pathLocks == nil {
+		s.pathLocks = map[string]*pathLock{}
+	}
+	l := s.pathLocks[abs]
+	if l == nil {
+		l = &pathLock{}
+		s.pathLocks[abs] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.pathLocks, abs)
+		}
+		s.mu.Unlock()
+	}
+}
+
+type pathLock struct {
+	mu   sync.Mutex
+	refs int
 }

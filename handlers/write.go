@@ -20,6 +20,8 @@ type writeArgs struct {
 func runWrite(ctx context.Context, c *call) *ToolResult {
 	var a writeArgs
 	json.Unmarshal(c.args, &a)
+	unlock := c.s.lockPath(c.target.Abs)
+	defer unlock()
 	snap, err := c.s.captureBefore(ctx, c)
 	if err != nil {
 		return c.setPath(failResult(CodeToolFailed, "cannot snapshot %s before writing: %v", c.target.Display, err))
