@@ -56,7 +56,8 @@ type Spec struct {
 	Dir  string   // working directory; "" = hostcore's
 	Env  []string // environment; nil = hostcore's
 	// TTY runs the command under a pseudo-terminal: stdin, stdout and stderr
-	// are the terminal, and the one merged stream is reported as "stdout".
+	// are the terminal, and the one merged stream is reported as "stdout"
+	// (with the terminal's \r\n line endings).
 	TTY     bool
 	Timeout time.Duration // 0 = none
 	Grace   time.Duration // time between TERM and KILL; 0 = DefaultGrace

@@ -144,6 +144,11 @@ func terminateTree(grace time.Duration, allGone <-chan struct{}) {
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
+		select {
+		case <-allGone: // the common case: nothing outlived the shell
+			return
+		default:
+		}
 		tree := descendants(self)
 		kill := time.Now().After(killAt)
 		for _, p := range tree {
