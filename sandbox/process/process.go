@@ -46,8 +46,9 @@ const (
 // in uninterruptible sleep).
 const drainDelay = 2 * time.Second
 
-// readBuf is the size of one read from an output pipe.
-const readBuf = 32 << 10
+// readBuf is the size of one read from an output pipe: the default pipe
+// capacity on Linux, so one read can drain a full pipe.
+const readBuf = 64 << 10
 
 // Spec describes one command.
 type Spec struct {
