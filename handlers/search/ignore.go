@@ -195,8 +195,8 @@ func escapeBraces(s string) string {
 }
 
 // ignoreFileNames are read in this order so that later files take precedence
-// inside one directory, as in ripgrep (.ignore overrides .gitignore).
-var ignoreFileNames = [...]string{".gitignore", ".ignore"}
+// inside one directory, as in ripgrep (.rgignore > .ignore > .gitignore).
+var ignoreFileNames = [...]string{".gitignore", ".ignore", ".rgignore"}
 
 // maxIgnoreFile bounds how much of one ignore file is read.
 const maxIgnoreFile = 1 << 20

@@ -50,15 +50,22 @@ func compileMatcher(pattern string, ignoreCase bool) (lineMatcher, error) {
 			}
 		}
 	}
-	src := "(?m)" + pattern
+	src := pattern
 	if ignoreCase {
 		src = "(?i)" + src
 	}
-	re, err := regexp.Compile(src)
+	// line runs on one line at a time: without (?m), "^" anchors the whole
+	// input, so regexp rejects a line after one position instead of trying
+	// every offset. buf runs over many lines and needs (?m).
+	line, err := regexp.Compile(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadPattern, err)
 	}
-	m := &regexMatcher{re: re}
+	buf, err := regexp.Compile("(?m)" + src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPattern, err)
+	}
+	m := &regexMatcher{line: line, buf: buf}
 	if lit, fold, ok := requiredLiteral(tree); ok {
 		if !fold {
 			m.pre = &litMatcher{lit: lit}
@@ -230,8 +237,8 @@ func (m *foldMatcher) index(line []byte) int { return m.f.index(line) }
 // (possible with classes such as \s) is re-checked on its first line alone,
 // because matches are per line as in ripgrep.
 type regexMatcher struct {
-	re  *regexp.Regexp
-	pre lineMatcher
+	line, buf *regexp.Regexp
+	pre       lineMatcher
 }
 
 func (m *regexMatcher) next(data []byte, from int) (int, int, bool) {
@@ -241,13 +248,13 @@ func (m *regexMatcher) next(data []byte, from int) (int, int, bool) {
 			if !ok {
 				return 0, 0, false
 			}
-			if m.re.Match(data[ls:le]) {
+			if m.line.Match(data[ls:le]) {
 				return ls, le, true
 			}
 			from = le + 1
 			continue
 		}
-		loc := m.re.FindIndex(data[from:])
+		loc := m.buf.FindIndex(data[from:])
 		if loc == nil {
 			return 0, 0, false
 		}
@@ -256,7 +263,7 @@ func (m *regexMatcher) next(data []byte, from int) (int, int, bool) {
 			return 0, 0, false // empty match after the final newline: no line there
 		}
 		ls, le := lineAround(data, from, s)
-		if e <= le || m.re.Match(data[ls:le]) {
+		if e <= le || m.line.Match(data[ls:le]) {
 			return ls, le, true
 		}
 		from = le + 1
@@ -265,7 +272,7 @@ func (m *regexMatcher) next(data []byte, from int) (int, int, bool) {
 }
 
 func (m *regexMatcher) index(line []byte) int {
-	if loc := m.re.FindIndex(line); loc != nil {
+	if loc := m.line.FindIndex(line); loc != nil {
 		return loc[0]
 	}
 	return -1

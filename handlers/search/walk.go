@@ -62,6 +62,7 @@ type walker struct {
 	cond    *sync.Cond
 	stack   []walkJob
 	pending int // jobs queued or running
+	idle    int // workers waiting for a job
 	err     error
 }
 
@@ -99,7 +100,9 @@ func (w *walker) run(st *worker) {
 	for {
 		w.mu.Lock()
 		for len(w.stack) == 0 && w.pending > 0 && w.err == nil && w.ctx.Err() == nil {
+			w.idle++
 			w.cond.Wait()
+			w.idle--
 		}
 		if len(w.stack) == 0 || w.err != nil || w.ctx.Err() != nil {
 			w.mu.Unlock()
@@ -123,8 +126,13 @@ func (w *walker) run(st *worker) {
 		}
 		w.stack = append(w.stack, batch...)
 		w.pending += len(batch) - 1
-		if len(batch) > 0 || w.pending == 0 || w.err != nil {
+		switch {
+		case w.pending == 0 || w.err != nil:
 			w.cond.Broadcast()
+		case w.idle > 0 && len(batch) > 1:
+			w.cond.Broadcast()
+		case w.idle > 0 && len(batch) == 1:
+			w.cond.Signal()
 		}
 		w.mu.Unlock()
 	}
