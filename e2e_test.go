@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// rpcClient is a minimal line-delimited JSON-RPC client over a host.
+type rpcClient struct {
+	t *testing.T
+	h *host
+}
+
+func (c rpcClient) send(id int, method string, params any) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	c.h.send(c.t, string(b))
+}
+
+// result waits for the answer to id and decodes its result (failing on an
+// error answer).
+func (c rpcClient) result(id int) map[string]any {
+	c.t.Helper()
+	line := c.h.next(c.t, fmt.Sprintf(`{"id":%d}`, id))
+	var m map[string]any
+	json.Unmarshal([]byte(line), &m)
+	if m["error"] != nil {
+		c.t.Fatalf("id %d: error %v", id, m["error"])
+	}
+	r, _ := m["result"].(map[string]any)
+	return r
+}
+
+func (c rpcClient) call(id int, method string, params any) map[string]any {
+	c.t.Helper()
+	c.send(id, method, params)
+	return c.result(id)
+}
+
+func newWorkspace(t *testing.T) (ws, data string) {
+	tmp := t.TempDir()
+	ws, data = filepath.Join(tmp, "ws"), filepath.Join(tmp, "data")
+	os.MkdirAll(ws, 0o755)
+	ws, _ = filepath.EvalSymlinks(ws)
+	return ws, data
+}
+
+func TestRestartKeepsSessionsAuditAndCallIDs(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "durable", "workspaceRoot": ws, "permissionMode": "auto"})
+	c.call(2, "settings.update", map[string]any{"defaultPermissionMode": "accept-edits"})
+	r := c.call(3, "tools.execute", map[string]any{"sessionId": "durable", "turnId": "t", "toolCallId": "once", "toolName": "Write", "args": map[string]any{"path": "f.txt", "content": "1"}})
+	if r["ok"] != true {
+		t.Fatalf("write: %v", r)
+	}
+	h.stdin.Close()
+	if code := h.wait(t); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	h2 := startHost(t, bin, "--data-dir", data)
+	c2 := rpcClient{t, h2}
+	s := c2.call(1, "session.get", map[string]any{"sessionId": "durable"})
+	if s["workspaceRoot"] != ws || s["permissionMode"] != "auto" {
+		t.Fatalf("session after restart: %v", s)
+	}
+	if set := c2.call(2, "settings.get", map[string]any{}); set["defaultPermissionMode"] != "accept-edits" {
+		t.Fatalf("settings after restart: %v", set)
+	}
+	r = c2.call(3, "tools.execute", map[string]any{"sessionId": "durable", "turnId": "t", "toolCallId": "once", "toolName": "Write", "args": map[string]any{"path": "f.txt", "content": "2"}})
+	if r["errorCode"] != "DUPLICATE_TOOL_CALL" {
+		t.Fatalf("repeated call id after restart: %v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "f.txt")); string(b) != "1" {
+		t.Fatalf("duplicate call ran: file is %q", b)
+	}
+	rows := c2.call(4, "audit.query", map[string]any{"sessionId": "durable"})["rows"].([]any)
+	if len(rows) != 2 {
+		t.Fatalf("audit rows after restart: %d, want 2 (the write and the refused duplicate)", len(rows))
+	}
+	h2.stdin.Close()
+	h2.wait(t)
+}
+
+func TestClientVanishingWhileIdleEndsHostcore(t *testing.T) {
+	bin := buildBinary(t)
+	_, data := newWorkspace(t)
+	cmd := exec.Command(bin, "--data-dir", data)
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io := json.NewDecoder(stdout)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	var m map[string]any
+	if err := io.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	// The client stops reading but keeps stdin open: hostcore must notice
+	// on its own, without a write to fail.
+	stdout.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("hostcore did not notice its client vanished")
+	}
+}
+
+func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			bin := buildBinary(t)
+			ws, data := newWorkspace(t)
+			h := startHost(t, bin, "--data-dir", data)
+			c := rpcClient{t, h}
+			c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws})
+			c.send(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w", "toolName": "Write", "args": map[string]any{"path": "x", "content": "x"}})
+			h.next(t, `{"method":"permission.request"}`)
+			start := time.Now()
+			h.cmd.Process.Signal(sig)
+			r := c.result(2)
+			if r["errorCode"] != "TOOL_ABORTED" {
+				t.Fatalf("pending call after %v: %v", sig, r)
+			}
+			if code := h.wait(t); code != 0 {
+				t.Fatalf("exit %d after %v", code, sig)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Fatalf("exit took %v, want < 3s", d)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "x")); err == nil {
+				t.Fatal("the aborted write ran")
+			}
+			// The database was closed cleanly: it opens again.
+			h2 := startHost(t, bin, "--data-dir", data)
+			rpcClient{t, h2}.call(1, "session.get", map[string]any{"sessionId": "s"})
+		})
+	}
+}
+
+func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	var lines []string
+	for i := range 16 {
+		lines = append(lines, fmt.Sprintf("line %02d", i))
+	}
+	os.WriteFile(filepath.Join(ws, "f.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	h := startHost(t, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "a", "workspaceRoot": ws, "permissionMode": "auto"})
+	c.call(2, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "auto"})
+	// Two sessions, eight edits each, all in flight at once.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range 16 {
+		sess := []string{"a", "b"}[i%2]
+		mu.Lock()
+		c.send(100+i, "tools.execute", map[string]any{"sessionId": sess, "turnId": "t", "toolCallId": fmt.Sprint("e", i), "toolName": "Edit",
+			"args": map[string]any{"path": "f.txt", "old_string": lines[i], "new_string": fmt.Sprintf("LINE %02d", i)}})
+		mu.Unlock()
+	}
+	for i := range 16 {
+		wg.Add(1)
+		func() {
+			defer wg.Done()
+			if r := c.result(100 + i); r["ok"] != true {
+				t.Errorf("edit %d: %v", i, r)
+			}
+		}()
+	}
+	wg.Wait()
+	got, _ := os.ReadFile(filepath.Join(ws, "f.txt"))
+	for i := range 16 {
+		if !strings.Contains(string(got), fmt.Sprintf("LINE %02d", i)) {
+			t.Errorf("edit %d was lost:\n%s", i, got)
+		}
+	}
+}
