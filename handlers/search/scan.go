@@ -59,7 +59,8 @@ func (g *grepRun) scanFile(st *scanState, abs, rel string) error {
 	if g.include != nil && !g.include.match(rel) {
 		return nil
 	}
-	fd, err := syscall.Open(abs, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	// O_NONBLOCK: a file swapped for a FIFO after listing must not hang us.
+	fd, err := openIn(g.rootFd, abs, rel, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil
 	}

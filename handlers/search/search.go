@@ -122,6 +122,12 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 		start = filepath.Join(o.Root, filepath.FromSlash(base))
 	}
 
+	rootFd, err := openRoot(o.Root)
+	if err != nil {
+		return GlobResult{}, err
+	}
+	defer syscall.Close(rootFd)
+
 	type hit struct {
 		rel   string
 		mtime int64
@@ -130,9 +136,10 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 		mu   sync.Mutex
 		hits []hit
 	)
-	err := walk(ctx, walkOptions{
+	err = walk(ctx, walkOptions{
 		root:       start,
 		rootRel:    base,
+		rootFd:     rootFd,
 		prefix:     prefix,
 		ignore:     chain,
 		hidden:     hidden,
@@ -142,11 +149,11 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 			if !match(rel) {
 				return nil
 			}
-			var st syscall.Stat_t
-			if syscall.Lstat(abs, &st) != nil {
+			fi, err := os.Lstat(abs)
+			if err != nil {
 				return nil
 			}
-			h := hit{rel, st.Mtim.Sec*1e9 + st.Mtim.Nsec}
+			h := hit{rel, fi.ModTime().UnixNano()}
 			mu.Lock()
 			hits = append(hits, h)
 			mu.Unlock()
@@ -247,6 +254,7 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 		return GrepResult{}, err
 	}
 	if st.Mode().IsRegular() {
+		g.rootFd = -1
 		name := filepath.Base(o.Root)
 		if g.include == nil || g.include.match(name) {
 			if err := g.scanFile(newScanState().(*scanState), o.Root, name); err != nil {
@@ -258,9 +266,14 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 	if !st.IsDir() {
 		return GrepResult{}, fmt.Errorf("search root %s is neither a directory nor a regular file", o.Root)
 	}
+	if g.rootFd, err = openRoot(o.Root); err != nil {
+		return GrepResult{}, err
+	}
+	defer syscall.Close(g.rootFd)
 	chain, prefix := ancestorIgnores(o.Root)
 	err = walk(ctx, walkOptions{
 		root:     o.Root,
+		rootFd:   g.rootFd,
 		prefix:   prefix,
 		ignore:   chain,
 		maxDepth: -1,
@@ -275,6 +288,16 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 	return g.result(), nil
 }
 
+// openRoot opens the search root that every walked path is resolved
+// beneath.
+func openRoot(root string) (int, error) {
+	fd, err := syscall.Open(root, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	return fd, nil
+}
+
 type grepMode uint8
 
 const (
@@ -287,6 +310,7 @@ const (
 type grepRun struct {
 	ctx       context.Context
 	o         GrepOptions
+	rootFd    int // the directory searched, or -1 for a single-file root
 	m         lineMatcher
 	mode      grepMode
 	include   *nameFilter

@@ -24,8 +24,9 @@ const (
 // symlinks are never followed (nor reported), and only regular files reach
 // the visitor.
 type walkOptions struct {
-	root       string // canonical absolute directory
+	root       string // canonical absolute directory where the walk starts
 	rootRel    string // root's slash path relative to the search root ("" when it is)
+	rootFd     int    // the search root, opened; paths are resolved beneath it
 	prefix     string // root relative to the top of the ignore chain
 	ignore     *ignoreNode
 	hidden     bool // also walk dot-names (".git" stays skipped)
@@ -141,7 +142,7 @@ func (w *walker) run(st *worker) {
 // readDir lists one directory, loads its ignore files and returns the jobs
 // for its children. Unreadable directories are skipped, as ripgrep does.
 func (w *walker) readDir(st *worker, j walkJob, batch []walkJob) ([]walkJob, error) {
-	fd, err := syscall.Open(j.abs, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	fd, err := openIn(w.o.rootFd, j.abs, j.rel, syscall.O_RDONLY|syscall.O_DIRECTORY)
 	if err != nil {
 		return batch, nil
 	}
