@@ -31,7 +31,8 @@ func (s *Server) visibleTools(sess store.Session, delegate string) ([]ToolInfo, 
 		if !s.toolVisible(t, sess) || (rights != nil && !rights[t.Name]) {
 			continue
 		}
-		d := sess.Mode == perms.OpAgent && t.Deferred
+		// A delegate cannot call ToolSearch, so nothing is deferred for it.
+		d := sess.Mode == perms.OpAgent && t.Deferred && delegate == ""
 		out = append(out, ToolInfo{Name: t.Name, Description: t.Description, Risk: t.Risk, InputSchema: t.schemaJSON, Deferred: d})
 		if d {
 			deferred = append(deferred, fmt.Sprintf("- %s: %s", t.Name, firstSentence(t.Description)))

@@ -5,14 +5,14 @@ import "hostcore/perms"
 // builtinDefs lists the built-in tools. Each tool's schema is
 // handlers/schemas/<Name>.json.
 func builtinDefs() []*toolDef {
-	return []*toolDef{
+	return append([]*toolDef{
 		{Name: "Read", Class: perms.ClassRead, Risk: perms.RiskLow, Description: readDescription,
 			PathArg: "path", run: runRead},
 		{Name: "Write", Class: perms.ClassEdit, Risk: perms.RiskHigh, Description: writeDescription,
 			PathArg: "path", Mutation: true, NeedsWorkspace: true, Modes: []string{perms.OpAgent}, run: runWrite, preview: writePreview},
 		{Name: "Edit", Class: perms.ClassEdit, Risk: perms.RiskHigh, Description: editDescription,
 			PathArg: "path", Mutation: true, NeedsWorkspace: true, Modes: []string{perms.OpAgent}, run: runEdit, preview: editPreview},
-	}
+	}, controlDefs()...)
 }
 
 func writePreview(c *call) string {

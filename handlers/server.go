@@ -108,6 +108,8 @@ func (s *Server) methods() map[string]method {
 		"turn.cancel":       {false, s.turnCancel},
 		"audit.query":       {false, s.auditQuery},
 		"review.rollback":   {false, s.reviewRollback},
+		"approval.resolve":  {true, s.approvalResolve},
+		"plugins.register":  {true, s.pluginsRegister},
 	}
 }
 

@@ -1,0 +1,219 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"hostcore/perms"
+)
+
+// Plugin limits (design section 11). pluginTimeout is the tool timeout of
+// every plugin call: plugin.invoke that has not answered by then is
+// TOOL_TIMEOUT.
+const (
+	pluginTimeout        = 60 * time.Second
+	pluginGrant          = "agent.tool.register"
+	pluginDescriptionMax = 1024
+	pluginOutputMax      = 256 << 10
+	pluginDetailsMax     = 64 << 10
+)
+
+// pluginToolName is what a plugin may call a tool: the exposed name is
+// sent to models, which accept [A-Za-z0-9_-] only.
+var pluginToolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// pluginSafe is pluginIdSafe of PROTOCOL section 5.
+func pluginSafe(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		if r < 128 && (r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// pluginsRegister is plugins.register: it replaces the plugin's tools with
+// the given set. Plugin tools live in the Server's toolset, so they are
+// global to the connection (the process): every session in agent mode
+// sees them. The registration is all or nothing: one bad tool and none of
+// them is registered.
+func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		PluginID string   `json:"pluginId"`
+		Grants   []string `json:"grants"`
+		Tools    []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+			Risk        string          `json:"risk"`
+		} `json:"tools"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.PluginID == "" {
+		return nil, invalidParams("invalid params: pluginId is required")
+	}
+	granted := false
+	for _, g := range p.Grants {
+		granted = granted || g == pluginGrant
+	}
+	if !granted {
+		return map[string]any{"tools": []string{}, "message": fmt.Sprintf("plugin %q lacks the %s grant; no tool was registered", p.PluginID, pluginGrant)}, nil
+	}
+	safe := pluginSafe(p.PluginID)
+	defs := make([]*toolDef, 0, len(p.Tools))
+	names := make([]string, 0, len(p.Tools))
+	seen := map[string]bool{}
+	for i, t := range p.Tools {
+		if !pluginToolName.MatchString(t.Name) {
+			return nil, invalidParams("invalid params: tools[%d].name %q must be 1-64 characters of A-Z a-z 0-9 _ -", i, t.Name)
+		}
+		exposed := "plugin_" + safe + "_" + t.Name
+		if seen[exposed] {
+			return nil, invalidParams("invalid params: tools[%d]: %s is registered twice", i, exposed)
+		}
+		seen[exposed] = true
+		if old := s.tools.get(exposed); old != nil && old.PluginID != p.PluginID {
+			return nil, invalidParams("invalid params: tools[%d]: %s is already registered by plugin %q", i, exposed, old.PluginID)
+		}
+		doc := []byte(t.InputSchema)
+		if len(bytes.TrimSpace(doc)) == 0 || string(doc) == "null" {
+			doc = []byte(`{"type":"object"}`)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, doc); err != nil || compact.Bytes()[0] != '{' {
+			return nil, invalidParams("invalid params: tools[%d].inputSchema must be a JSON Schema object", i)
+		}
+		sc, err := compilePluginSchema(exposed, compact.Bytes())
+		if err != nil {
+			return nil, invalidParams("invalid params: tools[%d].inputSchema: %v", i, err)
+		}
+		risk := t.Risk
+		if risk != perms.RiskLow && risk != perms.RiskMedium && risk != perms.RiskHigh {
+			risk = perms.RiskMedium
+		}
+		desc := t.Description
+		if desc == "" {
+			desc = fmt.Sprintf("Tool %s of plugin %s.", t.Name, p.PluginID)
+		}
+		if len(desc) > pluginDescriptionMax {
+			desc = cutAt(desc, pluginDescriptionMax) + "…"
+		}
+		defs = append(defs, &toolDef{
+			Name: exposed, Class: perms.ClassPlugin, Risk: risk, Description: desc,
+			Deferred: true, Modes: []string{perms.OpAgent},
+			schema: sc, schemaJSON: json.RawMessage(compact.Bytes()),
+			run:      runPlugin(p.PluginID, t.Name, pluginTimeout),
+			PluginID: p.PluginID, PluginTool: t.Name,
+		})
+		names = append(names, exposed)
+	}
+	s.tools.mu.Lock()
+	for name, t := range s.tools.byName {
+		if t.PluginID == p.PluginID {
+			delete(s.tools.byName, name)
+		}
+	}
+	for _, d := range defs {
+		s.tools.byName[d.Name] = d
+	}
+	s.tools.mu.Unlock()
+	s.log.Info("plugin tools registered", "pluginId", p.PluginID, "tools", names)
+	return map[string]any{"tools": names}, nil
+}
+
+// errNoRemoteSchema refuses every $ref the schema does not itself contain:
+// a plugin's schema must not make hostcore read files or URLs.
+var errNoRemoteSchema = errors.New("external $ref is not allowed in a plugin schema")
+
+// compilePluginSchema compiles a plugin-supplied schema without loading
+// anything from outside it.
+func compilePluginSchema(name string, doc []byte) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(string) (io.ReadCloser, error) { return nil, errNoRemoteSchema }
+	url := "hostcore:///plugins/" + name + ".json"
+	if err := c.AddResource(url, bytes.NewReader(doc)); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// pluginReply is the client's answer to plugin.invoke.
+type pluginReply struct {
+	Content []Content       `json:"content"`
+	IsError bool            `json:"isError"`
+	Details json.RawMessage `json:"details"`
+}
+
+// runPlugin runs a plugin tool by asking the client (design section 11):
+// by the time it runs the envelope has validated the args against the
+// registered schema and applied the mode matrix and permission policy.
+func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Context, c *call) *ToolResult {
+	return func(ctx context.Context, c *call) *ToolResult {
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		var reply pluginReply
+		err := c.s.client.Call(tctx, "plugin.invoke", map[string]any{
+			"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "pluginId": pluginID, "toolName": tool, "args": c.args,
+		}, &reply)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return aborted(ctx)
+		case err != nil && tctx.Err() != nil:
+			return failResult(CodeToolTimeout, "plugin tool %s did not answer within %s", c.tool.Name, timeout)
+		case err != nil:
+			return failResult(CodeToolFailed, "plugin tool %s failed: %v", c.tool.Name, err)
+		}
+		content := make([]Content, 0, len(reply.Content))
+		budget := pluginOutputMax
+		for _, b := range reply.Content {
+			if b.Type == "" {
+				b.Type = "text"
+			}
+			if len(b.Text) > budget {
+				b.Text = cutAt(b.Text, budget) + "\n…[output cut]"
+				content = append(content, b)
+				break
+			}
+			budget -= len(b.Text)
+			content = append(content, b)
+		}
+		r := &ToolResult{OK: !reply.IsError, Content: content}
+		if reply.IsError {
+			r.IsError, r.ErrorCode = true, CodeToolFailed
+			r.Message = "plugin tool " + c.tool.Name + " reported an error"
+			if len(content) > 0 && content[0].Text != "" {
+				r.Message = preview(content[0].Text, previewMax)
+			}
+		}
+		if d := bytes.TrimSpace(reply.Details); len(d) > 0 && string(d) != "null" && len(d) <= pluginDetailsMax {
+			r.Details = json.RawMessage(d)
+		}
+		return r
+	}
+}
+
+// cutAt cuts s to at most n bytes at a UTF-8 boundary.
+func cutAt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
