@@ -1,7 +1,9 @@
 // Package search is the engine behind the Glob and Grep tools: a parallel,
 // ignore-aware walk and a bounded-memory line searcher with ripgrep's
-// defaults (see README-style notes on each entry point for the few places
-// where it differs).
+// defaults (the doc of Glob and Grep lists the few places where it
+// differs). Performance: literal, case-insensitive literal and regexps with
+// a required literal run at or below ripgrep's time on the Go source tree; a
+// regexp with no literal at all runs at Go regexp NFA speed, about 4x rg.
 //
 // The caller has already resolved and permission-checked the root; this
 // package only promises never to leave it: symlinks are neither followed nor
@@ -42,18 +44,21 @@ const (
 	ModeContent          = "content"
 )
 
+// GlobOptions is one Glob call; the handler has resolved and checked Root.
 type GlobOptions struct {
 	Root      string // canonical absolute directory to search
 	Pattern   string // doublestar pattern relative to Root, e.g. "**/*_test.go", "*.go", "src/**/x.{ts,tsx}"
 	HeadLimit int    // default 100 when 0
 }
 
+// GlobResult lists matches newest first; Count is the total before the limit.
 type GlobResult struct {
 	Paths     []string // slash paths relative to Root, newest first by modification time (ties: path order), at most HeadLimit
 	Count     int      // every match found
 	Truncated bool
 }
 
+// GrepOptions is one Grep call; the handler has resolved and checked Root.
 type GrepOptions struct {
 	Root       string // canonical absolute directory, or a regular file searched alone (Include still filters its base name)
 	Pattern    string // RE2 syntax (Go regexp)
@@ -65,6 +70,7 @@ type GrepOptions struct {
 	MaxBytes   int    // whole-text bound, default 50*1024
 }
 
+// GrepResult is the bounded text for the model and the totals for details.
 type GrepResult struct {
 	// Text holds one entry a line: `path` (files_with_matches), `path:count`
 	// (count), or `path:line:text` for matches and `path-line-text` for
