@@ -26,7 +26,7 @@ func runBrowserPreview(ctx context.Context, c *call) *ToolResult {
 	}
 	json.Unmarshal(c.args, &a)
 	if filepath.IsAbs(a.Path) {
-		return failResult(CodeToolDenied, "BrowserPreview takes a workspace-relative path; %s is absolute", escapeText(a.Path))
+		return policyDenied("BrowserPreview takes a workspace-relative path; %s is absolute", escapeText(a.Path))
 	}
 	res, err := sandbox.Roots{Workspace: c.sess.WorkspaceRoot}.Resolve(a.Path)
 	switch {
@@ -38,7 +38,7 @@ func runBrowserPreview(ctx context.Context, c *call) *ToolResult {
 		return failResult(CodeToolFailed, "cannot resolve path %s: %v", escapeText(a.Path), err)
 	}
 	if res.Root != sandbox.RootWorkspace {
-		return failResult(CodeToolDenied, "%s is outside the workspace; BrowserPreview only opens files inside it", escapeText(a.Path))
+		return policyDenied("%s is outside the workspace; BrowserPreview only opens files inside it", escapeText(a.Path))
 	}
 	c.target, c.hasTarget = res, true
 	f, _, err := sandbox.OpenRegular(res)
@@ -61,4 +61,13 @@ func runBrowserPreview(ctx context.Context, c *call) *ToolResult {
 	r := okResult("Opened " + res.Display + " in the Browser panel.")
 	r.Details = map[string]any{"absPath": res.Abs}
 	return c.setPath(r)
+}
+
+// policyDenied is a containment refusal made inside a tool body: audited
+// as a policy denial like the envelope's own, not as an allowed call that
+// failed.
+func policyDenied(format string, a ...any) *ToolResult {
+	r := failResult(CodeToolDenied, format, a...)
+	r.Decision = decPolicy
+	return r
 }

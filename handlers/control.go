@@ -145,7 +145,7 @@ func runSubmit(kind string) func(ctx context.Context, c *call) *ToolResult {
 				return failResult(CodeToolFailed, "cannot resolve %s: %v", rel, err)
 			}
 			if res.Root != sandbox.RootWorkspace {
-				return failResult(CodeToolDenied, ".pi/%s leads outside the workspace (a symlink?); the %s was not saved", kind, kind)
+				return policyDenied(".pi/%s leads outside the workspace (a symlink?); the %s was not saved", kind, kind)
 			}
 			err = sandbox.CreateExclusive(res, data)
 			if err == nil {
