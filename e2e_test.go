@@ -132,6 +132,7 @@ func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
 			c.send(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w", "toolName": "Write", "args": map[string]any{"path": "x", "content": "x"}})
 			h.next(t, `{"method":"permission.request"}`)
 			start := time.Now()
+			t.Logf("signalling at %s", start.UTC().Format("15:04:05.000000"))
 			h.cmd.Process.Signal(sig)
 			r := c.result(2)
 			if r["errorCode"] != "TOOL_ABORTED" {

@@ -34,7 +34,9 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		var reply struct {
 			Decision string `json:"decision"`
 		}
+		s.log.Debug("permission card sent", "toolCallId", c.p.ToolCallID)
 		err := s.client.Call(ctx, "permission.request", card, &reply)
+		s.log.Debug("permission card ended", "toolCallId", c.p.ToolCallID, "decision", reply.Decision, "err", err, "ctxErr", ctx.Err())
 		return reply.Decision, err
 	})
 	ans := perms.Wait(ctx, asker, s.cfg.PermissionTimeout)

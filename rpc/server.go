@@ -120,7 +120,10 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	case <-s.gone:
 		s.log.Warn("client vanished: stdout reader closed; cancelling all calls")
 	}
-	s.inputCancel()
+	// Running calls see ctx cancelled and end as aborted. inputCancel is
+	// not called here: it would race the cancellation down the context tree
+	// and make a pending card read as "no client" (a deny) instead of
+	// "cancelled".
 	cancel()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
