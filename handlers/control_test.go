@@ -1,0 +1,410 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"hostcore/perms"
+	"hostcore/store"
+)
+
+// fakeClient stands in for the client side of the connection.
+type fakeClient struct {
+	call func(ctx context.Context, method string, params any) (json.RawMessage, error)
+
+	mu    sync.Mutex
+	notes []string // "method params-json"
+}
+
+func (f *fakeClient) Call(ctx context.Context, method string, params, result any) error {
+	if f.call == nil {
+		return errors.New("no client")
+	}
+	raw, err := f.call(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, result)
+}
+
+func (f *fakeClient) Notify(ctx context.Context, method string, params any) error {
+	b, _ := json.Marshal(params)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notes = append(f.notes, method+" "+string(b))
+	return nil
+}
+
+func (f *fakeClient) notifications(method string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, n := range f.notes {
+		if strings.HasPrefix(n, method+" ") {
+			out = append(out, strings.TrimPrefix(n, method+" "))
+		}
+	}
+	return out
+}
+
+func newTestServer(t *testing.T, fc *fakeClient) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s, err := New(Config{DataDir: filepath.Join(dir, "data"), PermissionTimeout: time.Second}, st, fc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newSession creates a session over a fresh workspace and returns it.
+func newSession(t *testing.T, s *Server, id, mode, permMode string) string {
+	t.Helper()
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	raw, _ := json.Marshal(map[string]any{"sessionId": id, "workspaceRoot": ws, "mode": mode, "permissionMode": permMode})
+	if _, err := s.sessionCreate(t.Context(), raw); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func run(t *testing.T, s *Server, p ExecuteParams) *ToolResult {
+	t.Helper()
+	if p.TurnID == "" {
+		p.TurnID = "t1"
+	}
+	raw, _ := json.Marshal(p)
+	out, err := s.execute(t.Context(), raw, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", p.ToolName, err)
+	}
+	return out.(*ToolResult)
+}
+
+// pendingTools are built-ins written in other files; until they are
+// registered the list checks below skip them rather than fail.
+var pendingTools = []string{"Glob", "Grep", "Bash", "Edit"}
+
+func TestToolsListPerMode(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	if _, err := s.pluginsRegister(t.Context(), json.RawMessage(`{"pluginId":"p","grants":["agent.tool.register"],"tools":[{"name":"x","description":"X."}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		perms.OpAgent: {"Bash", "BrowserPreview", "Edit", "EnterGoalMode", "EnterPlanMode", "Glob", "Grep", "Read", "ToolSearch", "Write", "asktool", "new_context", "plugin_p_x"},
+		perms.OpPlan:  {"Bash", "BrowserPreview", "Glob", "Grep", "Read", "SubmitPlan", "ToolSearch", "asktool", "new_context"},
+		perms.OpGoal:  {"Bash", "BrowserPreview", "Glob", "Grep", "Read", "SubmitGoal", "ToolSearch", "asktool", "new_context"},
+	}
+	wantDeferred := []string{"BrowserPreview", "Glob", "Grep", "plugin_p_x"}
+	for mode, names := range want {
+		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+			return slices.Contains(pendingTools, n) && s.tools.get(n) == nil
+		})
+		tools, catalog := s.visibleTools(store.Session{ID: "s", Mode: mode, Subagents: "[]"}, "")
+		var got, gotDeferred []string
+		for _, ti := range tools {
+			got = append(got, ti.Name)
+			if ti.Deferred {
+				gotDeferred = append(gotDeferred, ti.Name)
+			}
+			if len(ti.InputSchema) == 0 || ti.Risk == "" || ti.Description == "" {
+				t.Errorf("%s: %s lacks schema, risk or description", mode, ti.Name)
+			}
+		}
+		if diff := cmp.Diff(names, got); diff != "" {
+			t.Errorf("%s mode tools (-want +got):\n%s", mode, diff)
+		}
+		if mode != perms.OpAgent {
+			if len(gotDeferred) != 0 || catalog != "" {
+				t.Errorf("%s mode defers %v, catalog %q; nothing is deferred outside agent", mode, gotDeferred, catalog)
+			}
+			continue
+		}
+		wd := slices.DeleteFunc(slices.Clone(wantDeferred), func(n string) bool { return !slices.Contains(names, n) })
+		if diff := cmp.Diff(wd, gotDeferred); diff != "" {
+			t.Errorf("agent deferred (-want +got):\n%s", diff)
+		}
+		if !strings.HasPrefix(catalog, "# On-demand tools\n") {
+			t.Errorf("catalog %q", catalog)
+		}
+		for _, n := range wd {
+			if !strings.Contains(catalog, "- "+n+": ") {
+				t.Errorf("catalog lacks %s:\n%s", n, catalog)
+			}
+		}
+	}
+	// Task appears with a subagent definition, in agent mode only.
+	withDefs := `[{"name":"r","tools":["Read"]}]`
+	for mode, visible := range map[string]bool{perms.OpAgent: true, perms.OpPlan: false, perms.OpGoal: false} {
+		tools, _ := s.visibleTools(store.Session{ID: "s", Mode: mode, Subagents: withDefs}, "")
+		has := slices.ContainsFunc(tools, func(ti ToolInfo) bool { return ti.Name == "Task" })
+		if has != visible {
+			t.Errorf("%s mode with a subagent: Task visible = %v, want %v", mode, has, visible)
+		}
+	}
+}
+
+func TestCatalogIsBounded(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	var tools []string
+	for i := range 400 {
+		tools = append(tools, fmt.Sprintf(`{"name":"tool%03d","description":"%s"}`, i, strings.Repeat("word ", 40)))
+	}
+	raw := `{"pluginId":"big","grants":["agent.tool.register"],"tools":[` + strings.Join(tools, ",") + `]}`
+	if _, err := s.pluginsRegister(t.Context(), json.RawMessage(raw)); err != nil {
+		t.Fatal(err)
+	}
+	_, catalog := s.visibleTools(store.Session{ID: "s", Mode: perms.OpAgent, Subagents: "[]"}, "")
+	if len(catalog) > catalogMax+200 || !strings.Contains(catalog, "more: search with ToolSearch") {
+		t.Errorf("catalog is %d bytes (bound %d), ends %q", len(catalog), catalogMax, catalog[max(0, len(catalog)-80):])
+	}
+}
+
+// TestSubmitExactBytes is the round trip of design section 10.1: what the
+// model submits is what lands on disk, byte for byte, in a new file.
+func TestSubmitExactBytes(t *testing.T) {
+	fc := &fakeClient{}
+	s := newTestServer(t, fc)
+	ws := newSession(t, s, "s1", perms.OpPlan, perms.ModeAsk)
+	markdown := "# Plan \r\n\r\n- step one   \r\n- émoji 🚀 and ZWJ 👩‍💻\ttab\n\nno trailing newline  "
+	args, _ := json.Marshal(map[string]string{"markdown": markdown})
+	var paths []string
+	for _, id := range []string{"sp1", "sp2"} {
+		r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: id, ToolName: "SubmitPlan", Args: args})
+		if !r.OK || r.Root != "workspace" || !strings.HasPrefix(r.Path, ".pi/plan/") || !strings.HasSuffix(r.Path, ".md") {
+			t.Fatalf("SubmitPlan: %+v", r)
+		}
+		got, err := os.ReadFile(filepath.Join(ws, filepath.FromSlash(r.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != markdown {
+			t.Errorf("artifact bytes differ:\n got %q\nwant %q", got, markdown)
+		}
+		fi, _ := os.Stat(filepath.Join(ws, filepath.FromSlash(r.Path)))
+		if fi.Mode().Perm() != 0o644 {
+			t.Errorf("artifact mode %v", fi.Mode())
+		}
+		ap, err := s.store.GetApproval(t.Context(), "s1", "s1:"+id)
+		if err != nil || ap.State != "pending" || ap.Kind != "plan" || ap.ArtifactPath != r.Path {
+			t.Errorf("approval %+v, %v", ap, err)
+		}
+		paths = append(paths, r.Path)
+	}
+	if paths[0] == paths[1] {
+		t.Errorf("two submits share %s", paths[0])
+	}
+	// Read through the protocol returns the same lines.
+	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "r1", ToolName: "Read", Args: json.RawMessage(fmt.Sprintf(`{"path":%q}`, paths[0]))})
+	if !r.OK || !strings.Contains(r.Content[0].Text, "- émoji 🚀 and ZWJ 👩‍💻\ttab") {
+		t.Errorf("Read back: %+v", r)
+	}
+	notes := fc.notifications("approval.requested")
+	if len(notes) != 2 || !strings.Contains(notes[0], `"approvalId":"s1:sp1"`) || !strings.Contains(notes[0], `"kind":"plan"`) {
+		t.Errorf("approval.requested: %v", notes)
+	}
+}
+
+func TestSubmitRefusesSymlinkOut(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "s1", perms.OpGoal, perms.ModeAuto)
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, ".pi")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "sg1", ToolName: "SubmitGoal", Args: json.RawMessage(`{"markdown":"x"}`)})
+	if r.OK || r.ErrorCode != CodeToolDenied || r.Decision != decPolicy {
+		t.Errorf("SubmitGoal through a symlink out: %+v", r)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("wrote outside the workspace: %v", ents)
+	}
+	if _, err := s.store.GetApproval(t.Context(), "s1", "s1:sg1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an approval was recorded: %v", err)
+	}
+}
+
+func TestBrowserPreviewRefusesSymlinkOut(t *testing.T) {
+	fc := &fakeClient{}
+	s := newTestServer(t, fc)
+	ws := newSession(t, s, "s1", perms.OpAgent, perms.ModeAuto)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "x.html"), []byte("x"), 0o644)
+	os.Symlink(filepath.Join(outside, "x.html"), filepath.Join(ws, "link.html"))
+	os.Symlink(outside, filepath.Join(ws, "dir"))
+	os.WriteFile(filepath.Join(ws, "in.html"), []byte("x"), 0o644)
+	os.Symlink("in.html", filepath.Join(ws, "inlink.html"))
+	for _, p := range []string{"link.html", "dir/x.html"} {
+		r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: p, ToolName: "BrowserPreview", Args: json.RawMessage(fmt.Sprintf(`{"path":%q}`, p))})
+		if r.OK || r.ErrorCode != CodeToolDenied || r.Timing.Prompted {
+			t.Errorf("%s: %+v", p, r)
+		}
+	}
+	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "in", ToolName: "BrowserPreview", Args: json.RawMessage(`{"path":"inlink.html"}`)})
+	if !r.OK || r.Path != "in.html" {
+		t.Errorf("a symlink inside the workspace: %+v", r)
+	}
+	if n := fc.notifications("browser.preview"); len(n) != 1 || !strings.Contains(n[0], `"path":"in.html"`) {
+		t.Errorf("browser.preview: %v", n)
+	}
+}
+
+func TestPluginTimeoutAndErrors(t *testing.T) {
+	fc := &fakeClient{}
+	s := newTestServer(t, fc)
+	newSession(t, s, "s1", perms.OpAgent, perms.ModeAuto)
+	if _, err := s.pluginsRegister(t.Context(), json.RawMessage(`{"pluginId":"p","grants":["agent.tool.register"],"tools":[{"name":"slow"},{"name":"bad"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	// Swap in a short tool timeout: the default is pluginTimeout.
+	slow := s.tools.get("plugin_p_slow")
+	slow.run = runPlugin("p", "slow", 50*time.Millisecond)
+	fc.call = func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		b, _ := json.Marshal(params)
+		if strings.Contains(string(b), `"toolName":"bad"`) {
+			return nil, errors.New("renderer crashed")
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "c1", ToolName: "plugin_p_slow"})
+	if r.OK || r.ErrorCode != CodeToolTimeout {
+		t.Errorf("slow plugin: %+v", r)
+	}
+	r = run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "c2", ToolName: "plugin_p_bad"})
+	if r.OK || r.ErrorCode != CodeToolFailed || !strings.Contains(r.Message, "renderer crashed") {
+		t.Errorf("error reply: %+v", r)
+	}
+	if got := s.tools.get("plugin_p_bad").Risk; got != perms.RiskMedium {
+		t.Errorf("default risk %q", got)
+	}
+}
+
+func TestAskWithoutClientIsSkipped(t *testing.T) {
+	fc := &fakeClient{call: func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		return nil, errors.New("client cannot answer: input closed")
+	}}
+	s := newTestServer(t, fc)
+	newSession(t, s, "s1", perms.OpGoal, perms.ModeAsk)
+	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "a1", ToolName: "asktool", Args: json.RawMessage(`{"questions":[{"id":"a","question":"?"},{"id":"b","question":"?","multiSelect":true}]}`)})
+	want := map[string]any{"answers": map[string]any{"a": "", "b": []string{}}, "skipped": true}
+	if diff := cmp.Diff(want, r.Details); !r.OK || diff != "" {
+		t.Errorf("ok=%v details (-want +got):\n%s", r.OK, diff)
+	}
+	if n := fc.notifications("ask.cancelled"); len(n) != 0 {
+		t.Errorf("ask.cancelled sent to a client that is gone: %v", n)
+	}
+}
+
+func TestAskAnswersAreBounded(t *testing.T) {
+	long := strings.Repeat("é", askAnswerMax)
+	fc := &fakeClient{call: func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		return json.Marshal(map[string]any{"answers": map[string]any{"a": long}})
+	}}
+	s := newTestServer(t, fc)
+	newSession(t, s, "s1", perms.OpAgent, perms.ModeAsk)
+	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "a1", ToolName: "asktool", Args: json.RawMessage(`{"questions":[{"id":"a","question":"?"}]}`)})
+	got := r.Details.(map[string]any)["answers"].(map[string]any)["a"].(string)
+	if len(got) > askAnswerMax+16 || !strings.HasSuffix(got, "…[cut]") || !json.Valid([]byte(fmt.Sprintf("%q", got))) {
+		t.Errorf("answer of %d bytes came back as %d bytes", len(long), len(got))
+	}
+}
+
+// TestEnterModeRace: two mode transitions racing in one session never both
+// win, and the stored mode is the winner's.
+func TestEnterModeRace(t *testing.T) {
+	for i := range 20 {
+		s := newTestServer(t, &fakeClient{})
+		id := fmt.Sprintf("s%d", i)
+		newSession(t, s, id, perms.OpAgent, perms.ModeAsk)
+		var wg sync.WaitGroup
+		results := make([]*ToolResult, 2)
+		for j, tool := range []string{"EnterPlanMode", "EnterGoalMode"} {
+			wg.Go(func() {
+				raw, _ := json.Marshal(ExecuteParams{SessionID: id, TurnID: "t", ToolCallID: tool, ToolName: tool})
+				out, err := s.execute(context.Background(), raw, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results[j] = out.(*ToolResult)
+			})
+		}
+		wg.Wait()
+		sess, _ := s.store.GetSession(t.Context(), id)
+		wins := 0
+		mode := perms.OpAgent
+		for j, r := range results {
+			if r != nil && r.OK {
+				wins++
+				mode = []string{perms.OpPlan, perms.OpGoal}[j]
+			}
+		}
+		if wins > 1 || sess.Mode != mode {
+			t.Fatalf("wins=%d stored mode %q want %q: %+v %+v", wins, sess.Mode, mode, results[0], results[1])
+		}
+	}
+}
+
+func TestSearchTools(t *testing.T) {
+	visible := []ToolInfo{
+		{Name: "Read", Description: "Read a file."},
+		{Name: "BrowserPreview", Description: "Open a file in the user's Browser panel.", Deferred: true},
+		{Name: "Glob", Description: "List files matching a glob pattern.", Deferred: true},
+		{Name: "Grep", Description: "Search file contents with a regular expression.", Deferred: true},
+		{Name: "plugin_acme_lint", Description: "Lint source code.", Deferred: true},
+	}
+	names := func(ts []ToolInfo) []string {
+		out := []string{}
+		for _, t := range ts {
+			out = append(out, t.Name)
+		}
+		return out
+	}
+	for query, want := range map[string][]string{
+		"Glob":                    {"Glob"},
+		"grep":                    {"Grep"},
+		"select:Glob,Grep,Glob":   {"Glob", "Grep"},
+		"Read":                    {"Read"},
+		"search contents":         {"Grep"},
+		"list files by pattern":   {"Glob", "BrowserPreview", "Grep"},
+		"preview in the browser":  {"BrowserPreview"},
+		"linting":                 {"plugin_acme_lint"},
+		"Glob teleport":           {"Glob"},
+		"read":                    {"Read"},
+		"   ":                     {},
+		"the a of":                {},
+		"Write":                   {},
+		"open a file in a panel?": {"BrowserPreview", "Glob", "Grep"},
+	} {
+		if diff := cmp.Diff(want, names(searchTools(visible, query))); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", query, diff)
+		}
+	}
+}
+
+func TestPluginSafe(t *testing.T) {
+	for in, want := range map[string]string{"acme": "acme", "my-co.tools v2": "my_co_tools_v2", "é/x": "__x", "A_b9": "A_b9"} {
+		if got := pluginSafe(in); got != want {
+			t.Errorf("pluginSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
