@@ -8,6 +8,10 @@ func builtinDefs() []*toolDef {
 	return append([]*toolDef{
 		{Name: "Read", Class: perms.ClassRead, Risk: perms.RiskLow, Description: readDescription,
 			PathArg: "path", run: runRead},
+		{Name: "Glob", Class: perms.ClassRead, Risk: perms.RiskLow, Description: globDescription, Deferred: true,
+			PathArg: "path", PathOptional: true, targetOf: globTarget, run: runGlob},
+		{Name: "Grep", Class: perms.ClassRead, Risk: perms.RiskLow, Description: grepDescription, Deferred: true,
+			PathArg: "path", PathOptional: true, run: runGrep},
 		{Name: "Write", Class: perms.ClassEdit, Risk: perms.RiskHigh, Description: writeDescription,
 			PathArg: "path", Mutation: true, NeedsWorkspace: true, Modes: []string{perms.OpAgent}, run: runWrite, preview: writePreview},
 		{Name: "Edit", Class: perms.ClassEdit, Risk: perms.RiskHigh, Description: editDescription,

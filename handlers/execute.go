@@ -431,6 +431,12 @@ func (c *call) rawPath() string {
 // resolveTarget classifies the explicit path argument (design section 4).
 func (c *call) resolveTarget() *ToolResult {
 	p := c.rawPath()
+	if c.tool.targetOf != nil {
+		var err error
+		if p, err = c.tool.targetOf(c.args); err != nil {
+			return failResult(CodeInvalidArgument, "invalid arguments: %v", err)
+		}
+	}
 	if p == "" {
 		if !c.tool.PathOptional {
 			return failResult(CodeInvalidArgument, "invalid arguments: args.%s is required", c.tool.PathArg)

@@ -32,6 +32,9 @@ type toolDef struct {
 	// absent path means the workspace root.
 	PathArg      string
 	PathOptional bool
+	// targetOf computes the explicit path from the args when it is not
+	// just the PathArg (Glob folds a climbing pattern prefix into it).
+	targetOf func(args json.RawMessage) (string, error)
 	// Mutation tools are serialised per session in arrival order.
 	Mutation bool
 	// NeedsWorkspace tools answer NO_WORKSPACE in a Temporary session.

@@ -300,3 +300,18 @@ func syncDir(root *os.Root, dir string) error {
 	}
 	return err
 }
+
+// Stat describes the target through its Base root, following symlinks only
+// where they stay inside it.
+func Stat(res Resolved) (fs.FileInfo, error) {
+	root, err := openBase(res)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	fi, err := root.Stat(res.Name)
+	if err != nil {
+		return nil, notExist(err, res.Name)
+	}
+	return fi, nil
+}

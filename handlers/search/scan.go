@@ -270,6 +270,7 @@ func (fs *fileScan) emit(n int, line []byte, match bool) {
 	if match {
 		sep = ':'
 	}
+	fs.out = append(fs.out, fs.g.o.DisplayPrefix...)
 	fs.out = append(fs.out, fs.rel...)
 	fs.out = append(fs.out, sep)
 	fs.out = strconv.AppendInt(fs.out, int64(n), 10)

@@ -68,6 +68,9 @@ type GrepOptions struct {
 	Context    int    // lines of context before/after in content mode
 	HeadLimit  int    // default 250 output entries (lines/files) when 0
 	MaxBytes   int    // whole-text bound, default 50*1024
+	// DisplayPrefix is put before every path in Text, so the caller can show
+	// paths relative to something other than Root (e.g. the workspace).
+	DisplayPrefix string
 }
 
 // GrepResult is the bounded text for the model and the totals for details.
@@ -438,11 +441,11 @@ outer:
 	for i, r := range g.results {
 		switch g.mode {
 		case modeFiles:
-			if !add(r.rel, true) {
+			if !add(g.o.DisplayPrefix+r.rel, true) {
 				break outer
 			}
 		case modeCount:
-			if !add(r.rel+":"+strconv.Itoa(r.count), true) {
+			if !add(g.o.DisplayPrefix+r.rel+":"+strconv.Itoa(r.count), true) {
 				break outer
 			}
 		case modeContent:
