@@ -1,0 +1,117 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func readArgsJSON(path string, offset, limit int) json.RawMessage {
+	m := map[string]any{"path": path}
+	if offset > 0 {
+		m["offset"] = offset
+	}
+	if limit > 0 {
+		m["limit"] = limit
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func TestReadWindowsAndNotices(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "r", "agent", "ask")
+	var b strings.Builder
+	for i := 1; i <= 2500; i++ {
+		fmt.Fprintf(&b, "line %d\r\n", i)
+	}
+	os.WriteFile(filepath.Join(ws, "big.txt"), []byte(b.String()), 0o644)
+
+	r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "a", ToolName: "Read", Args: readArgsJSON("big.txt", 0, 0)})
+	d := r.Details.(ReadDetails)
+	if !r.OK || !d.Truncated || d.StartLine != 1 || d.EndLine != readDefaultLines || d.TotalLines == nil || *d.TotalLines != 2500 {
+		t.Fatalf("default window: ok=%v details=%+v", r.OK, d)
+	}
+	text := r.Content[0].Text
+	if !strings.HasPrefix(text, "1\tline 1\n2\tline 2\n") || strings.Contains(text, "\r") {
+		t.Fatalf("numbering or CRLF handling wrong: %q", text[:40])
+	}
+	if !strings.Contains(text, "use offset 2001 to continue") {
+		t.Fatalf("no continuation notice: %q", text[len(text)-120:])
+	}
+
+	r = run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "b", ToolName: "Read", Args: readArgsJSON("big.txt", 2499, 5)})
+	d = r.Details.(ReadDetails)
+	if r.Content[0].Text != "2499\tline 2499\n2500\tline 2500\n" || d.Truncated || d.EndLine != 2500 {
+		t.Fatalf("tail window: %q %+v", r.Content[0].Text, d)
+	}
+
+	r = run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "c", ToolName: "Read", Args: readArgsJSON("big.txt", 3000, 0)})
+	if r.OK || r.ErrorCode != CodeInvalidArgument {
+		t.Fatalf("offset past the end: %+v", r)
+	}
+}
+
+func TestReadCutsLongLinesOnRuneBoundaries(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "r", "agent", "ask")
+	long := strings.Repeat("é", 100_000) // 200 KB in one line, crossing reader buffers
+	os.WriteFile(filepath.Join(ws, "long.txt"), []byte(long+"\nshort\n"), 0o644)
+	r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "a", ToolName: "Read", Args: readArgsJSON("long.txt", 0, 0)})
+	text := r.Content[0].Text
+	if !utf8.ValidString(text) {
+		t.Fatal("cut line is not valid UTF-8")
+	}
+	first, rest, _ := strings.Cut(text, "\n")
+	if got := strings.Count(first, "é"); got != readMaxLineChars {
+		t.Fatalf("kept %d characters, want %d", got, readMaxLineChars)
+	}
+	if !strings.Contains(first, fmt.Sprintf("[line cut: %d more characters]", 100_000-readMaxLineChars)) {
+		t.Fatalf("no cut marker: %q", first[len(first)-60:])
+	}
+	if rest != "2\tshort\n" {
+		t.Fatalf("line after the long one: %q", rest)
+	}
+}
+
+func TestReadRefusesBinaryAndReportsEmpty(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "r", "agent", "ask")
+	os.WriteFile(filepath.Join(ws, "bin"), []byte("ELF\x00\x01\x02"), 0o644)
+	os.WriteFile(filepath.Join(ws, "empty"), nil, 0o644)
+	if r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "a", ToolName: "Read", Args: readArgsJSON("bin", 0, 0)}); r.OK || !strings.Contains(r.Message, "binary") {
+		t.Fatalf("binary: %+v", r)
+	}
+	if r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "b", ToolName: "Read", Args: readArgsJSON("empty", 0, 0)}); !r.OK || r.Content[0].Text != "(empty file)" {
+		t.Fatalf("empty: %+v", r)
+	}
+}
+
+// TestReadHugeFileReadsOnlyTheWindow: a 2 GiB (sparse) file with limit 10
+// answers at once with its first lines and no total, instead of reading
+// two gigabytes.
+func TestReadHugeFileReadsOnlyTheWindow(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "r", "agent", "ask")
+	p := filepath.Join(ws, "huge.log")
+	f, _ := os.Create(p)
+	for i := 1; i <= 2000; i++ { // text well past the binary sniff
+		fmt.Fprintf(f, "entry %d\n", i)
+	}
+	if err := f.Truncate(2 << 30); err != nil {
+		t.Skipf("cannot make a sparse file here: %v", err)
+	}
+	f.Close()
+	r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "a", ToolName: "Read", Args: readArgsJSON("huge.log", 0, 10)})
+	d := r.Details.(ReadDetails)
+	if !r.OK || !d.Truncated || d.TotalLines != nil || d.EndLine != 10 {
+		t.Fatalf("huge file: ok=%v %+v %q", r.OK, d, r.Message)
+	}
+	if !strings.HasPrefix(r.Content[0].Text, "1\tentry 1\n") || !strings.Contains(r.Content[0].Text, "10\tentry 10\n") {
+		t.Fatalf("huge file text: %q", r.Content[0].Text)
+	}
+}

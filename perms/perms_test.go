@@ -1,0 +1,149 @@
+package perms
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestDecideTable pins the policy of design sections 4a, 4b, 6 and 10:
+// every class in every operating mode and permission mode, inside, in
+// scratch and outside the roots, with and without a grant.
+func TestDecideTable(t *testing.T) {
+	type row struct {
+		class                Class
+		risk                 string
+		op, mode             string
+		outside, scratch, gr bool
+		want                 Outcome
+		reason, code         string
+	}
+	var rows []row
+	modes := []string{ModeAsk, ModeAcceptEdits, ModeAuto}
+	for _, op := range []string{OpAgent, OpPlan, OpGoal} {
+		for _, m := range modes {
+			// Reads and control tools: always allowed inside the roots.
+			rows = append(rows, row{class: ClassRead, risk: RiskLow, op: op, mode: m, want: Allow})
+			rows = append(rows, row{class: ClassControl, risk: RiskLow, op: op, mode: m, want: Allow})
+			// Outside-path reads: auto allows, ask and accept-edits confirm.
+			if m == ModeAuto {
+				rows = append(rows, row{class: ClassRead, risk: RiskLow, op: op, mode: m, outside: true, want: Allow})
+			} else {
+				rows = append(rows, row{class: ClassRead, risk: RiskLow, op: op, mode: m, outside: true, want: Ask, reason: ReasonOutsidePath})
+				rows = append(rows, row{class: ClassRead, risk: RiskLow, op: op, mode: m, outside: true, gr: true, want: Allow})
+			}
+			// Bash: confirm under ask and accept-edits, auto under auto, in every operating mode.
+			if m == ModeAuto {
+				rows = append(rows, row{class: ClassExec, risk: RiskHigh, op: op, mode: m, want: Allow})
+			} else {
+				rows = append(rows, row{class: ClassExec, risk: RiskHigh, op: op, mode: m, want: Ask, reason: ReasonTool})
+				rows = append(rows, row{class: ClassExec, risk: RiskHigh, op: op, mode: m, gr: true, want: Allow})
+			}
+			if op == OpAgent {
+				// Write/Edit: confirm under ask only; scratch never asks.
+				if m == ModeAsk {
+					rows = append(rows, row{class: ClassEdit, risk: RiskHigh, op: op, mode: m, want: Ask, reason: ReasonTool})
+					rows = append(rows, row{class: ClassEdit, risk: RiskHigh, op: op, mode: m, gr: true, want: Allow})
+				} else {
+					rows = append(rows, row{class: ClassEdit, risk: RiskHigh, op: op, mode: m, want: Allow})
+				}
+				rows = append(rows, row{class: ClassEdit, risk: RiskHigh, op: op, mode: m, scratch: true, want: Allow})
+				if m != ModeAuto {
+					rows = append(rows, row{class: ClassEdit, risk: RiskHigh, op: op, mode: m, outside: true, want: Ask, reason: ReasonOutsidePath})
+				}
+				// Plugins: medium confirms unless auto; low runs.
+				if m == ModeAuto {
+					rows = append(rows, row{class: ClassPlugin, risk: RiskMedium, op: op, mode: m, want: Allow})
+				} else {
+					rows = append(rows, row{class: ClassPlugin, risk: RiskMedium, op: op, mode: m, want: Ask, reason: ReasonTool})
+				}
+				rows = append(rows, row{class: ClassPlugin, risk: RiskLow, op: op, mode: m, want: Allow})
+			} else {
+				// Plan and Goal hard-deny Write/Edit and plugins in every
+				// permission mode, even with a grant, scratch or auto.
+				for _, sc := range []bool{false, true} {
+					rows = append(rows, row{class: ClassEdit, risk: RiskHigh, op: op, mode: m, scratch: sc, gr: true, want: Deny, code: CodeDenied})
+				}
+				rows = append(rows, row{class: ClassPlugin, risk: RiskLow, op: op, mode: m, gr: true, want: Deny, code: CodePluginInPlan})
+			}
+		}
+	}
+	for _, r := range rows {
+		name := fmt.Sprintf("%s/%s/class%d/%s/out=%v/scr=%v/grant=%v", r.op, r.mode, r.class, r.risk, r.outside, r.scratch, r.gr)
+		v := Decide(Request{Tool: "T", Class: r.class, Risk: r.risk, OpMode: r.op, PermMode: r.mode, Outside: r.outside, Scratch: r.scratch, Granted: r.gr})
+		if v.Outcome != r.want || (r.reason != "" && v.Reason != r.reason) || (r.code != "" && v.Code != r.code) {
+			t.Errorf("%s: got %v reason=%q code=%q, want %v reason=%q code=%q", name, v.Outcome, v.Reason, v.Code, r.want, r.reason, r.code)
+		}
+	}
+	if len(rows) < 60 {
+		t.Fatalf("table too small: %d rows", len(rows))
+	}
+}
+
+func TestEffectiveModeResolution(t *testing.T) {
+	for _, c := range []struct{ session, global, want string }{
+		{ModeAuto, ModeAsk, ModeAuto},
+		{ModeInherit, ModeAcceptEdits, ModeAcceptEdits},
+		{ModeInherit, "", ModeAsk},
+		{"", ModeAuto, ModeAuto},
+		{ModeInherit, ModeInherit, ModeAsk},
+		{"bogus", "bogus", ModeAsk},
+	} {
+		if got := Effective(c.session, c.global); got != c.want {
+			t.Errorf("Effective(%q, %q) = %q, want %q", c.session, c.global, got, c.want)
+		}
+	}
+}
+
+func TestGrantsAreScopedToSessionAndKey(t *testing.T) {
+	var g Grants
+	g.Add("s1", GrantKey("Write", ReasonTool))
+	if !g.Has("s1", "Write") || g.Has("s2", "Write") || g.Has("s1", "Edit") {
+		t.Fatal("grant leaked across sessions or tools")
+	}
+	if g.Has("s1", GrantKey("Write", ReasonOutsidePath)) {
+		t.Fatal("an in-workspace grant must not approve outside paths")
+	}
+	g.Forget("s1")
+	if g.Has("s1", "Write") {
+		t.Fatal("Forget kept a grant")
+	}
+}
+
+// TestWaitFailsClosed: only the three decisions count; errors, garbage and
+// silence are denials, distinguishing the timer from a cancellation.
+func TestWaitFailsClosed(t *testing.T) {
+	answer := func(s string, err error) Asker {
+		return AskerFunc(func(context.Context) (string, error) { return s, err })
+	}
+	block := AskerFunc(func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() })
+	for _, c := range []struct {
+		name string
+		a    Asker
+		ctx  func() context.Context
+		want string
+	}{
+		{"allow-once", answer(AllowOnce, nil), context.Background, AllowOnce},
+		{"allow-session", answer(AllowSession, nil), context.Background, AllowSession},
+		{"deny", answer(DenyAnswer, nil), context.Background, DenyAnswer},
+		{"garbage", answer("sure", nil), context.Background, DenyAnswer},
+		{"empty", answer("", nil), context.Background, DenyAnswer},
+		{"error reply", answer(AllowOnce, errors.New("client error")), context.Background, DenyAnswer},
+		{"silence", block, context.Background, "timeout"},
+		{"cancelled", block, func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, "cancelled"},
+	} {
+		got := Wait(c.ctx(), c.a, 50*time.Millisecond)
+		if got.Decision != c.want {
+			t.Errorf("%s: decision %q, want %q", c.name, got.Decision, c.want)
+		}
+		if got.Allowed() != (c.want == AllowOnce || c.want == AllowSession) {
+			t.Errorf("%s: Allowed() = %v", c.name, got.Allowed())
+		}
+	}
+}
