@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"hostcore/perms"
 	"hostcore/store"
@@ -129,7 +129,7 @@ func TestToolsListPerMode(t *testing.T) {
 				t.Errorf("%s: %s lacks schema, risk or description", mode, ti.Name)
 			}
 		}
-		if diff := cmp.Diff(names, got); diff != "" {
+		if diff := gocmp.Diff(names, got); diff != "" {
 			t.Errorf("%s mode tools (-want +got):\n%s", mode, diff)
 		}
 		if mode != perms.OpAgent {
@@ -139,7 +139,7 @@ func TestToolsListPerMode(t *testing.T) {
 			continue
 		}
 		wd := slices.DeleteFunc(slices.Clone(wantDeferred), func(n string) bool { return !slices.Contains(names, n) })
-		if diff := cmp.Diff(wd, gotDeferred); diff != "" {
+		if diff := gocmp.Diff(wd, gotDeferred); diff != "" {
 			t.Errorf("agent deferred (-want +got):\n%s", diff)
 		}
 		if !strings.HasPrefix(catalog, "# On-demand tools\n") {
@@ -306,7 +306,7 @@ func TestAskWithoutClientIsSkipped(t *testing.T) {
 	newSession(t, s, "s1", perms.OpGoal, perms.ModeAsk)
 	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "a1", ToolName: "asktool", Args: json.RawMessage(`{"questions":[{"id":"a","question":"?"},{"id":"b","question":"?","multiSelect":true}]}`)})
 	want := map[string]any{"answers": map[string]any{"a": "", "b": []string{}}, "skipped": true}
-	if diff := cmp.Diff(want, r.Details); !r.OK || diff != "" {
+	if diff := gocmp.Diff(want, r.Details); !r.OK || diff != "" {
 		t.Errorf("ok=%v details (-want +got):\n%s", r.OK, diff)
 	}
 	if n := fc.notifications("ask.cancelled"); len(n) != 0 {
@@ -395,7 +395,7 @@ func TestSearchTools(t *testing.T) {
 		"Write":                   {},
 		"open a file in a panel?": {"BrowserPreview", "Glob", "Grep"},
 	} {
-		if diff := cmp.Diff(want, names(searchTools(visible, query))); diff != "" {
+		if diff := gocmp.Diff(want, names(searchTools(visible, query))); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", query, diff)
 		}
 	}
