@@ -62,6 +62,12 @@ func run(args []string) int {
 		return 1
 	}
 	defer st.Close()
+	// Benchmark-only switch: measures what the audit costs. Never set it in
+	// production; every call would go unaudited.
+	if os.Getenv("HOSTCORE_BENCH_NO_AUDIT") == "1" {
+		st.NoAudit = true
+		log.Warn("audit disabled by HOSTCORE_BENCH_NO_AUDIT (benchmarks only)")
+	}
 
 	// Writes to a closed stdout must come back as EPIPE, not kill us with
 	// SIGPIPE: that is how a vanished client is noticed. Notify (not
