@@ -1,0 +1,509 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkTable is hostcore's benchmark command (README "Benchmarks"):
+//
+//	go test -run '^$' -bench Table -benchtime 1x .
+//
+// It builds the binary, drives it over a pipe the way a client does, and
+// prints one table: each row hostcore against its reference, measured side
+// by side in the same run (interleaved, several repetitions, median and
+// spread). BENCH_REPS sets the repetitions (default 7); BENCH_ROWS a
+// comma-separated subset of row keys (grep, glob, read, write, bash,
+// startup, parallel). It installs nothing: without ripgrep the rows that
+// compare against it say how to get it.
+func BenchmarkTable(b *testing.B) {
+	bin := buildBinary(b)
+	reps := 7
+	if v, err := strconv.Atoi(os.Getenv("BENCH_REPS")); err == nil && v > 0 {
+		reps = v
+	}
+	want := map[string]bool{}
+	for _, k := range strings.Split(os.Getenv("BENCH_ROWS"), ",") {
+		if k != "" {
+			want[k] = true
+		}
+	}
+	on := func(k string) bool { return len(want) == 0 || want[k] }
+	var rows []benchRow
+	for i := 0; i < b.N; i++ {
+		if on("grep") {
+			rows = append(rows, benchGrep(b, bin, reps)...)
+		}
+		if on("glob") {
+			rows = append(rows, benchGlob(b, bin, reps))
+		}
+		if on("read") {
+			rows = append(rows, benchRead(b, bin, reps))
+		}
+		if on("write") {
+			rows = append(rows, benchWrites(b, bin, max(3, reps/2)))
+		}
+		if on("bash") {
+			rows = append(rows, benchBash(b, bin, max(3, reps/2)))
+		}
+		if on("startup") {
+			rows = append(rows, benchStartup(b, bin, reps*3))
+		}
+		if on("parallel") {
+			rows = append(rows, benchParallel(b, bin, max(3, reps/2)))
+		}
+	}
+	printTable(rows)
+}
+
+// benchRow is one line of the table.
+type benchRow struct {
+	name, reference, target string
+	ours, ref               []time.Duration
+	ratioLimit              float64 // pass when median(ours)/median(ref) <= this; 0 = use check
+	extra                   string  // same-set checks, RSS, ...
+	check                   func(ours, ref time.Duration) bool
+	skip                    string
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+func spread(d []time.Duration) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return fmt.Sprintf("%s–%s", round(s[0]), round(s[len(s)-1]))
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d > 100*time.Millisecond:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+func printTable(rows []benchRow) {
+	host, _ := os.Hostname()
+	fmt.Printf("\nhostcore benchmark table — %s, %s, %d CPUs, %s\n\n", time.Now().UTC().Format("2006-01-02"), host, runtime.NumCPU(), runtime.Version())
+	fmt.Println("| row | hostcore median (spread) | reference | reference median (spread) | ratio | target | result |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		if r.skip != "" {
+			fmt.Printf("| %s | - | %s | - | - | %s | skipped: %s |\n", r.name, r.reference, r.target, r.skip)
+			continue
+		}
+		mo, mr := median(r.ours), median(r.ref)
+		ratio := float64(mo) / float64(max(mr, 1))
+		pass := ratio <= r.ratioLimit
+		if r.check != nil {
+			pass = r.check(mo, mr)
+		}
+		verdict := "meets"
+		if !pass {
+			verdict = "misses"
+		}
+		if r.extra != "" {
+			verdict += "; " + r.extra
+		}
+		refCol := fmt.Sprintf("%s (%s)", round(mr), spread(r.ref))
+		if len(r.ref) == 0 {
+			refCol = "-"
+		}
+		fmt.Printf("| %s | %s (%s) | %s | %s | %.2fx | %s | %s |\n", r.name, round(mo), spread(r.ours), r.reference, refCol, ratio, r.target, verdict)
+	}
+	fmt.Println()
+}
+
+// benchHost is a long-running hostcore driven synchronously.
+type benchHost struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	nextID int
+	// onNote sees notifications (tool.output) while waiting for an answer.
+	onNote func(line []byte)
+}
+
+func startBench(b testing.TB, bin, data string, env ...string) *benchHost {
+	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
+	cmd.Env = append(os.Environ(), env...)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	h := &benchHost{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	b.Cleanup(h.close)
+	return h
+}
+
+func (h *benchHost) close() {
+	h.in.Close()
+	done := make(chan struct{})
+	go func() { h.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		h.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// call sends a request and returns its result; host requests (cards) are
+// answered allow-once, notifications go to onNote.
+func (h *benchHost) call(b testing.TB, method string, params any) map[string]any {
+	h.nextID++
+	id := h.nextID
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	h.in.Write(append(req, '\n'))
+	for {
+		line, err := h.out.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A very long line: collect it whole.
+			rest, err2 := h.out.ReadBytes('\n')
+			if err2 != nil {
+				b.Fatalf("%s: %v", method, err2)
+			}
+			line = append(slices.Clone(line), rest...)
+		} else if err != nil {
+			b.Fatalf("%s: reading: %v", method, err)
+		}
+		if h.onNote != nil && strings.Contains(string(line[:min(len(line), 64)]), `"method"`) && !strings.Contains(string(line[:min(len(line), 64)]), `"id"`) {
+			h.onNote(line)
+			continue
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			b.Fatalf("%s: bad line: %v", method, err)
+		}
+		if m.Method != "" {
+			if m.ID != nil {
+				fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":%d,"result":{"decision":"allow-once"}}`+"\n", *m.ID)
+			}
+			continue
+		}
+		if m.ID == nil || *m.ID != id {
+			continue
+		}
+		if m.Error != nil {
+			b.Fatalf("%s: error %s", method, m.Error)
+		}
+		var r map[string]any
+		json.Unmarshal(m.Result, &r)
+		return r
+	}
+}
+
+func (h *benchHost) exec(b testing.TB, session, tool string, args any) map[string]any {
+	r := h.call(b, "tools.execute", map[string]any{"sessionId": session, "turnId": "bench", "toolCallId": fmt.Sprint("c", h.nextID+1), "toolName": tool, "args": args})
+	if r["ok"] != true {
+		b.Fatalf("%s: %v", tool, r["message"])
+	}
+	return r
+}
+
+func timed(f func()) time.Duration {
+	start := time.Now()
+	f()
+	return time.Since(start)
+}
+
+func toolText(r map[string]any) string {
+	c, _ := r["content"].([]any)
+	if len(c) == 0 {
+		return ""
+	}
+	m, _ := c[0].(map[string]any)
+	s, _ := m["text"].(string)
+	return s
+}
+
+const goSrc = "/usr/local/go/src"
+
+func benchGrep(b testing.TB, bin string, reps int) []benchRow {
+	cases := []struct {
+		name, pattern string
+		icase         bool
+		rg            []string
+	}{
+		{"Grep literal `func main`", "func main", false, []string{"-l", "func main"}},
+		{"Grep regex `func \\w+Test\\(`", `func \w+Test\(`, false, []string{"-l", `func \w+Test\(`}},
+		{"Grep -i `deadline`", "deadline", true, []string{"-l", "-i", "deadline"}},
+	}
+	if _, err := exec.LookPath("rg"); err != nil {
+		var rows []benchRow
+		for _, c := range cases {
+			rows = append(rows, benchRow{name: c.name, reference: "rg -l", target: "≤1.5x", skip: "ripgrep not found: apt-get install ripgrep"})
+		}
+		return rows
+	}
+	h := startBench(b, bin, b.TempDir())
+	h.call(b, "session.create", map[string]any{"sessionId": "g", "workspaceRoot": goSrc, "permissionMode": "auto"})
+	var rows []benchRow
+	for _, c := range cases {
+		row := benchRow{name: c.name, reference: "`rg " + strings.Join(c.rg, " ") + "`", target: "≤1.5x, same files", ratioLimit: 1.5}
+		var ours, theirs []string
+		for range reps {
+			row.ours = append(row.ours, timed(func() {
+				r := h.exec(b, "g", "Grep", map[string]any{"pattern": c.pattern, "ignoreCase": c.icase, "headLimit": 10000})
+				ours = strings.Fields(toolText(r))
+			}))
+			row.ref = append(row.ref, timed(func() {
+				out, _ := exec.Command("rg", append(c.rg, goSrc)...).Output()
+				theirs = strings.Fields(string(out))
+			}))
+		}
+		for i := range theirs {
+			theirs[i] = strings.TrimPrefix(theirs[i], goSrc+"/")
+		}
+		sort.Strings(ours)
+		sort.Strings(theirs)
+		if slices.Equal(ours, theirs) {
+			row.extra = fmt.Sprintf("same %d files", len(ours))
+		} else {
+			row.extra = fmt.Sprintf("FILE SETS DIFFER: %d vs %d", len(ours), len(theirs))
+			row.check = func(time.Duration, time.Duration) bool { return false }
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func benchGlob(b testing.TB, bin string, reps int) benchRow {
+	row := benchRow{name: "Glob `**/*_test.go`", reference: "`rg --files -g '*_test.go'`", target: "≤1.5x, same count", ratioLimit: 1.5}
+	if _, err := exec.LookPath("rg"); err != nil {
+		row.skip = "ripgrep not found: apt-get install ripgrep"
+		return row
+	}
+	h := startBench(b, bin, b.TempDir())
+	h.call(b, "session.create", map[string]any{"sessionId": "g", "workspaceRoot": goSrc, "permissionMode": "auto"})
+	var ours, theirs int
+	for range reps {
+		row.ours = append(row.ours, timed(func() {
+			r := h.exec(b, "g", "Glob", map[string]any{"pattern": "**/*_test.go"})
+			ours = int(r["details"].(map[string]any)["count"].(float64))
+		}))
+		row.ref = append(row.ref, timed(func() {
+			out, _ := exec.Command("rg", "--files", "-g", "*_test.go", goSrc).Output()
+			theirs = strings.Count(string(out), "\n")
+		}))
+	}
+	if ours == theirs {
+		row.extra = fmt.Sprintf("same count %d", ours)
+	} else {
+		row.extra = fmt.Sprintf("COUNTS DIFFER: %d vs %d", ours, theirs)
+		row.check = func(time.Duration, time.Duration) bool { return false }
+	}
+	return row
+}
+
+// benchRead: one small-file Read round trip against a minimal echo server
+// (cat) over the same kind of pipe, with a request of the same size.
+func benchRead(b testing.TB, bin string, reps int) benchRow {
+	row := benchRow{name: "Read round trip, small file", reference: "echo server (`cat`) over the same pipe", target: "≤3x", ratioLimit: 3}
+	ws := b.TempDir()
+	os.WriteFile(filepath.Join(ws, "small.txt"), []byte("hello\nworld\n"), 0o644)
+	h := startBench(b, bin, b.TempDir())
+	h.call(b, "session.create", map[string]any{"sessionId": "r", "workspaceRoot": ws, "permissionMode": "auto"})
+	echo := exec.Command("cat")
+	ein, _ := echo.StdinPipe()
+	eout, _ := echo.StdoutPipe()
+	echo.Start()
+	defer func() { ein.Close(); echo.Wait() }()
+	er := bufio.NewReader(eout)
+	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools.execute","params":{"sessionId":"r","turnId":"bench","toolCallId":"c1","toolName":"Read","args":{"path":"small.txt"}}}` + "\n")
+	const inner = 200
+	for range reps {
+		row.ours = append(row.ours, timed(func() {
+			for range inner {
+				h.exec(b, "r", "Read", map[string]any{"path": "small.txt"})
+			}
+		})/inner)
+		row.ref = append(row.ref, timed(func() {
+			for range inner {
+				ein.Write(req)
+				er.ReadSlice('\n')
+			}
+		})/inner)
+	}
+	return row
+}
+
+// benchWrites: 2,000 sequential Writes with the audit against the same
+// Writes with the audit switched off (HOSTCORE_BENCH_NO_AUDIT).
+func benchWrites(b testing.TB, bin string, reps int) benchRow {
+	row := benchRow{name: "2,000 sequential Writes with audit", reference: "same Writes, audit off", target: "audit ≤30%", ratioLimit: 1.3}
+	const n = 2000
+	run := func(env ...string) time.Duration {
+		ws := b.TempDir()
+		h := startBench(b, bin, b.TempDir(), env...)
+		h.call(b, "session.create", map[string]any{"sessionId": "w", "workspaceRoot": ws, "permissionMode": "auto"})
+		d := timed(func() {
+			for i := range n {
+				h.exec(b, "w", "Write", map[string]any{"path": fmt.Sprintf("f%d.txt", i%50), "content": fmt.Sprintf("content %d\n", i)})
+			}
+		})
+		h.close()
+		return d
+	}
+	for range reps {
+		row.ours = append(row.ours, run())
+		row.ref = append(row.ref, run("HOSTCORE_BENCH_NO_AUDIT=1"))
+	}
+	return row
+}
+
+// benchBash: 200 MB of output through Bash (streamed to this client as
+// tool.output) against the same command into `cat > /dev/null`, with
+// hostcore's peak RSS.
+func benchBash(b testing.TB, bin string, reps int) benchRow {
+	row := benchRow{name: "200 MB of Bash output", reference: "same command `| cat > /dev/null`", target: "≤2x, peak RSS <100 MiB"}
+	const cmd = "yes 'hostcore benchmark line of text' | head -c 200000000"
+	ws := b.TempDir()
+	h := startBench(b, bin, b.TempDir())
+	h.call(b, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "auto"})
+	tools := h.call(b, "tools.list", map[string]any{"sessionId": "b"})
+	hasBash := false
+	for _, t := range tools["tools"].([]any) {
+		hasBash = hasBash || t.(map[string]any)["name"] == "Bash"
+	}
+	if !hasBash {
+		row.skip = "Bash tool not registered"
+		return row
+	}
+	var streamed int64
+	h.onNote = func(line []byte) { streamed += int64(len(line)) }
+	var bytesOut float64
+	for range reps {
+		row.ours = append(row.ours, timed(func() {
+			r := h.exec(b, "b", "Bash", map[string]any{"command": cmd, "timeout": 300})
+			bytesOut = r["details"].(map[string]any)["stdoutBytes"].(float64)
+		}))
+		row.ref = append(row.ref, timed(func() {
+			exec.Command("bash", "-c", cmd+" | cat > /dev/null").Run()
+		}))
+	}
+	rss := peakRSS(h.cmd.Process.Pid)
+	row.extra = fmt.Sprintf("%.0f MB counted, %d MB streamed as tool.output, peak RSS %d MiB", bytesOut/1e6, streamed>>20, rss>>20)
+	row.check = func(o, r time.Duration) bool { return float64(o) <= 2*float64(r) && rss < 100<<20 }
+	return row
+}
+
+// peakRSS reads VmHWM of a live process.
+func peakRSS(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return -1
+}
+
+// benchStartup: spawn to the initialize answer, against spawning `true`
+// the same way.
+func benchStartup(b testing.TB, bin string, reps int) benchRow {
+	row := benchRow{name: "start-up to `initialize` answer", reference: "`true` spawned the same way", target: "<50 ms median"}
+	data := b.TempDir()
+	for range reps {
+		row.ours = append(row.ours, timed(func() {
+			cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
+			in, _ := cmd.StdinPipe()
+			out, _ := cmd.StdoutPipe()
+			cmd.Start()
+			in.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n"))
+			bufio.NewReader(out).ReadSlice('\n')
+			in.Close()
+			defer cmd.Wait()
+		}))
+		row.ref = append(row.ref, timed(func() {
+			cmd := exec.Command("true")
+			cmd.StdinPipe()
+			cmd.StdoutPipe()
+			cmd.Run()
+		}))
+	}
+	row.check = func(o, _ time.Duration) bool { return o < 50*time.Millisecond }
+	return row
+}
+
+// benchParallel: 8 sessions x 200 Reads in parallel against 1 session x
+// 1,600 sequential Reads; near-linear means the parallel run takes at most
+// about half the sequential time on 2 cores.
+func benchParallel(b testing.TB, bin string, reps int) benchRow {
+	row := benchRow{name: "8 sessions x 200 parallel Reads", reference: "1 session x 1,600 sequential", target: "near-linear on 2 cores (≤0.65x)", ratioLimit: 0.65}
+	ws := b.TempDir()
+	os.WriteFile(filepath.Join(ws, "small.txt"), []byte(strings.Repeat("some text\n", 50)), 0o644)
+	h := startBench(b, bin, b.TempDir())
+	for i := range 8 {
+		h.call(b, "session.create", map[string]any{"sessionId": fmt.Sprint("p", i), "workspaceRoot": ws, "permissionMode": "auto"})
+	}
+	// A pipelined client: write every request, then read every answer.
+	burst := func(n int, session func(i int) string) time.Duration {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		start := time.Now()
+		go func() {
+			defer wg.Done()
+			for range n {
+				if _, err := h.out.ReadSlice('\n'); err != nil {
+					return
+				}
+			}
+		}()
+		w := bufio.NewWriter(h.in)
+		for i := range n {
+			h.nextID++
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools.execute","params":{"sessionId":%q,"turnId":"t","toolCallId":"p%d","toolName":"Read","args":{"path":"small.txt"}}}`+"\n", h.nextID, session(i), h.nextID)
+		}
+		w.Flush()
+		wg.Wait()
+		return time.Since(start)
+	}
+	for range reps {
+		row.ours = append(row.ours, burst(1600, func(i int) string { return fmt.Sprint("p", i%8) }))
+		seq := timed(func() {
+			for range 1600 {
+				h.exec(b, "p0", "Read", map[string]any{"path": "small.txt"})
+			}
+		})
+		row.ref = append(row.ref, seq)
+	}
+	return row
+}
