@@ -329,15 +329,18 @@ func benchGlob(b testing.TB, bin string, reps int) benchRow {
 	return row
 }
 
-// benchRead: one small-file Read round trip against a minimal echo server
-// (cat) over the same kind of pipe, with a request of the same size.
+// benchRead: one small-file Read round trip against a minimal JSON-RPC echo
+// server (this test binary, see TestMain) over the same kind of pipe, with
+// the same request.
 func benchRead(b testing.TB, bin string, reps int) benchRow {
-	row := benchRow{name: "Read round trip, small file", reference: "echo server (`cat`) over the same pipe", target: "≤3x", ratioLimit: 3}
+	row := benchRow{name: "Read round trip, small file", reference: "minimal JSON-RPC echo server over the same pipe", target: "≤3x", ratioLimit: 3}
 	ws := b.TempDir()
 	os.WriteFile(filepath.Join(ws, "small.txt"), []byte("hello\nworld\n"), 0o644)
 	h := startBench(b, bin, b.TempDir())
 	h.call(b, "session.create", map[string]any{"sessionId": "r", "workspaceRoot": ws, "permissionMode": "auto"})
-	echo := exec.Command("cat")
+	self, _ := os.Executable()
+	echo := exec.Command(self)
+	echo.Env = append(os.Environ(), "HOSTCORE_BENCH_ECHO=1")
 	ein, _ := echo.StdinPipe()
 	eout, _ := echo.StdoutPipe()
 	echo.Start()

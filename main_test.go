@@ -1,13 +1,46 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 )
+
+// TestMain doubles as the benchmark's reference server: with
+// HOSTCORE_BENCH_ECHO=1 the test binary is a minimal JSON-RPC echo server
+// (decode each request line, answer it) over stdin/stdout.
+func TestMain(m *testing.M) {
+	if os.Getenv("HOSTCORE_BENCH_ECHO") == "1" {
+		echoServer(os.Stdin, os.Stdout)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func echoServer(in io.Reader, out io.Writer) {
+	r := bufio.NewReaderSize(in, 1<<20)
+	w := bufio.NewWriter(out)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Params json.RawMessage `json:"params"`
+		}
+		json.Unmarshal(line, &req)
+		resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{"echo": req.Params}})
+		w.Write(append(resp, '\n'))
+		w.Flush()
+	}
+}
 
 var (
 	buildOnce sync.Once

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"hostcore/sandbox"
@@ -30,6 +31,9 @@ var readDescription = fmt.Sprintf("Read a text file in the workspace (or an abso
 	"Lines are numbered like cat -n. At most %d lines are returned by default; use offset (1-based line) and limit to page. "+
 	"Lines longer than %d characters are cut. Binary files are refused. A directory is refused: use Glob to list files.",
 	readDefaultLines, readMaxLineChars)
+
+// readerPool reuses Read's 64 KiB buffers across calls.
+var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 type readArgs struct {
 	Path   string `json:"path"`
@@ -69,7 +73,9 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 	}
 	defer f.Close()
 
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(f)
+	defer func() { br.Reset(nil); readerPool.Put(br) }()
 	head, _ := br.Peek(8 << 10)
 	if bytes.IndexByte(head, 0) >= 0 {
 		return c.setPath(failResult(CodeToolFailed, "%s is a binary file (%d bytes); Read only shows text", c.target.Display, fi.Size()))

@@ -52,6 +52,13 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 
 // GetSession reads a session; ErrNotFound if there is none.
 func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
+	s.cmu.Lock()
+	if sess, ok := s.sessions[id]; ok {
+		s.cmu.Unlock()
+		return sess, nil
+	}
+	s.cmu.Unlock()
+	gen := s.cacheGen()
 	var out Session
 	found := false
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
@@ -66,7 +73,20 @@ func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 	if !found {
 		return Session{}, ErrNotFound
 	}
+	s.cmu.Lock()
+	if gen == s.gen {
+		s.sessions[id] = out
+	}
+	s.cmu.Unlock()
 	return out, nil
+}
+
+// forgetSession drops a cached session after any change to it.
+func (s *Store) forgetSession(id string) {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	s.gen++
+	delete(s.sessions, id)
 }
 
 // ListSessions returns every session, oldest first.
@@ -82,6 +102,7 @@ func (s *Store) ListSessions(ctx context.Context) ([]Session, error) {
 
 // UpdateSession stores the mutable fields of a session.
 func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
+	defer s.forgetSession(sess.ID)
 	return s.write(ctx, func(conn *sqlite.Conn) error {
 		if err := sqlitex.Execute(conn, `UPDATE sessions SET permission_mode = ?, mode = ?, subagents = ? WHERE id = ?`, &sqlitex.ExecOptions{
 			Args: []any{sess.PermissionMode, sess.Mode, sess.Subagents, sess.ID},
@@ -98,6 +119,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
 // DeleteSession removes a session, its executed-call ids, snapshots and
 // approvals. Audit rows stay.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	defer s.forgetSession(id)
 	return s.write(ctx, func(conn *sqlite.Conn) error {
 		if err := sqlitex.Execute(conn, `DELETE FROM sessions WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{id}}); err != nil {
 			return err

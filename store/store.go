@@ -26,12 +26,28 @@ var ErrExists = errors.New("already exists")
 // Store is the database. Writes are serialised by one mutex so that SQLite
 // never answers SQLITE_BUSY between our own connections; reads use the pool.
 type Store struct {
-	pool *sqlitex.Pool
-	wmu  sync.Mutex
-	path string
+	pool   *sqlitex.Pool
+	wmu    sync.Mutex
+	closed bool
+	path   string
 	// NoAudit turns audit inserts into no-ops. Benchmark-only switch, used to
 	// measure what the audit costs.
 	NoAudit bool
+
+	// cache holds settings and sessions read on every tool call. They only
+	// change through this Store (hostcore is the database's only user), so
+	// a write-through cache is exact.
+	cmu      sync.Mutex
+	gen      uint64             // bumped by every invalidation; a fill that raced one is dropped
+	settings map[string]*string // nil value: known to be unset
+	sessions map[string]Session
+}
+
+// cacheGen is read before a database read whose result may be cached.
+func (s *Store) cacheGen() uint64 {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	return s.gen
 }
 
 // migrations are applied in order; the index+1 is the schema version. Never
@@ -52,7 +68,7 @@ var migrations = []string{
 		tool_call_id TEXT NOT NULL,
 		created_at TEXT NOT NULL,
 		PRIMARY KEY (session_id, tool_call_id)
-	);
+	) WITHOUT ROWID;
 	CREATE TABLE audit (
 		id INTEGER PRIMARY KEY AUTOINCREMENT,
 		session_id TEXT NOT NULL,
@@ -107,13 +123,18 @@ func Open(dataDir string) (*Store, error) {
 	}
 	path := filepath.Join(dataDir, "hostcore.db")
 	pool, err := sqlitex.NewPool(path, sqlitex.PoolOptions{
-		PoolSize: 8,
+		// One connection, in exclusive locking mode: hostcore is the
+		// database's only user, so this keeps SQLite's page cache warm
+		// (another connection's commit would invalidate it) and saves the
+		// file-lock system calls on every transaction. Calls take turns on
+		// it; each statement is tens of microseconds.
+		PoolSize: 1,
 		PrepareConn: func(conn *sqlite.Conn) error {
 			conn.SetBusyTimeout(10 * time.Second)
 			// NORMAL in WAL mode: a committed transaction survives a crash of
 			// this process (it is in the WAL file); only power loss may drop
 			// the last ones. Tool writes themselves are fsynced.
-			for _, pragma := range []string{`PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`} {
+			for _, pragma := range []string{`PRAGMA locking_mode=EXCLUSIVE`, `PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`} {
 				if err := sqlitex.ExecuteTransient(conn, pragma, nil); err != nil {
 					return err
 				}
@@ -124,7 +145,7 @@ func Open(dataDir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
-	s := &Store{pool: pool, path: path}
+	s := &Store{pool: pool, path: path, settings: map[string]*string{}, sessions: map[string]Session{}}
 	if err := s.migrate(context.Background()); err != nil {
 		pool.Close()
 		return nil, err
@@ -132,10 +153,15 @@ func Open(dataDir string) (*Store, error) {
 	return s, nil
 }
 
-// Close closes every connection; the WAL is checkpointed by SQLite.
+// Close closes the database (SQLite checkpoints the WAL). Closing twice is
+// harmless.
 func (s *Store) Close() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	return s.pool.Close()
 }
 
@@ -203,6 +229,16 @@ func isConstraint(err error) bool {
 
 // GetSetting returns a setting's value and whether it was set.
 func (s *Store) GetSetting(ctx context.Context, key string) (string, bool, error) {
+	s.cmu.Lock()
+	if v, ok := s.settings[key]; ok {
+		s.cmu.Unlock()
+		if v == nil {
+			return "", false, nil
+		}
+		return *v, true, nil
+	}
+	s.cmu.Unlock()
+	gen := s.cacheGen()
 	var v string
 	found := false
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
@@ -211,20 +247,47 @@ func (s *Store) GetSetting(ctx context.Context, key string) (string, bool, error
 			ResultFunc: func(stmt *sqlite.Stmt) error { v = stmt.ColumnText(0); found = true; return nil },
 		})
 	})
+	if err == nil {
+		s.cacheSetting(gen, key, v, found)
+	}
 	return v, found, err
+}
+
+func (s *Store) cacheSetting(gen uint64, key, v string, found bool) {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	if gen != s.gen {
+		return
+	}
+	if found {
+		s.settings[key] = &v
+	} else {
+		s.settings[key] = nil
+	}
 }
 
 // SetSetting stores a setting.
 func (s *Store) SetSetting(ctx context.Context, key, value string) error {
-	return s.write(ctx, func(conn *sqlite.Conn) error {
+	err := s.write(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
 			&sqlitex.ExecOptions{Args: []any{key, value}})
 	})
+	s.forgetSetting(key)
+	return err
+}
+
+func (s *Store) forgetSetting(key string) {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	s.gen++
+	delete(s.settings, key)
 }
 
 // DeleteSetting removes a setting.
 func (s *Store) DeleteSetting(ctx context.Context, key string) error {
-	return s.write(ctx, func(conn *sqlite.Conn) error {
+	err := s.write(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, `DELETE FROM settings WHERE key = ?`, &sqlitex.ExecOptions{Args: []any{key}})
 	})
+	s.forgetSetting(key)
+	return err
 }
