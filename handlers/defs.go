@@ -16,6 +16,7 @@ func builtinDefs() []*toolDef {
 			PathArg: "path", Mutation: true, NeedsWorkspace: true, Modes: []string{perms.OpAgent}, run: runWrite, preview: writePreview},
 		{Name: "Edit", Class: perms.ClassEdit, Risk: perms.RiskHigh, Description: editDescription,
 			PathArg: "path", Mutation: true, NeedsWorkspace: true, Modes: []string{perms.OpAgent}, run: runEdit, preview: editPreview},
+		{Name: "Bash", Class: perms.ClassExec, Risk: perms.RiskHigh, Description: bashDescription, NeedsWorkspace: true, precheck: bashPrecheck, run: runBash, preview: bashPreview},
 	}, controlDefs()...)
 }
 

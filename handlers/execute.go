@@ -26,6 +26,10 @@ type ExecuteParams struct {
 	MessageID  string          `json:"messageId"`
 	BatchSize  *int            `json:"batchSize"`
 	Delegate   string          `json:"delegate"`
+	// Shell is the command shell id the client pinned for the turn (design
+	// section 5: the request carries it apart from the tool name); optional,
+	// Bash only. See README "Bash".
+	Shell string `json:"shell"`
 }
 
 // Content is one block of what the model is shown.
@@ -245,6 +249,12 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	}
 	if t.PathArg != "" {
 		if r := c.resolveTarget(); r != nil {
+			return r
+		}
+	}
+
+	if t.precheck != nil {
+		if r := t.precheck(ctx, c); r != nil {
 			return r
 		}
 	}

@@ -152,6 +152,7 @@ type runtime struct {
 	// key promptId + "\x00" + kind + "\x00" + path.
 	failures map[string]int
 	deleted  bool
+	shells   shellPins // the shell each recent turn pinned (bash.go)
 }
 
 type running struct {

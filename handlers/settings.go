@@ -14,6 +14,9 @@ const ProtocolVersion = "1"
 type Settings struct {
 	DefaultPermissionMode string  `json:"defaultPermissionMode"`
 	DefaultCommandShell   *string `json:"defaultCommandShell"`
+	// BashDenylist extends Bash's built-in denylist (bash.go); hostcore's
+	// own addition to the wire Settings.
+	BashDenylist []string `json:"bashDenylist"`
 }
 
 const (
@@ -59,6 +62,9 @@ func (s *Server) settings(ctx context.Context) (Settings, error) {
 	} else if ok {
 		out.DefaultCommandShell = &v
 	}
+	if out.BashDenylist, err = s.bashDenylist(ctx); err != nil {
+		return Settings{}, storageError("reading settings", err)
+	}
 	return out, nil
 }
 
@@ -70,6 +76,7 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 	var p struct {
 		DefaultPermissionMode *string         `json:"defaultPermissionMode"`
 		DefaultCommandShell   json.RawMessage `json:"defaultCommandShell"`
+		BashDenylist          json.RawMessage `json:"bashDenylist"`
 	}
 	if err := decode(raw, &p); err != nil {
 		return nil, err
@@ -100,6 +107,9 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 				return nil, storageError("saving settings", err)
 			}
 		}
+	}
+	if err := s.updateBashDenylist(ctx, p.BashDenylist); err != nil {
+		return nil, err
 	}
 	return s.settings(ctx)
 }

@@ -46,6 +46,10 @@ type toolDef struct {
 	schemaJSON json.RawMessage
 	run        func(ctx context.Context, c *call) *ToolResult
 	preview    func(c *call) string // card preview; default: redacted args
+	// precheck, if set, runs after argument and path checks and before the
+	// permission decision: a refusal there never shows a card (Bash's
+	// denylist and shell pinning).
+	precheck func(ctx context.Context, c *call) *ToolResult
 
 	// Plugin tools.
 	PluginID, PluginTool string

@@ -1,0 +1,572 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"hostcore/sandbox"
+	"hostcore/sandbox/process"
+)
+
+// Bash limits (design section 5). The description below is built from the
+// same constants, so what the model is told is what is enforced.
+const (
+	bashDefaultTimeout = 60  // seconds
+	bashMaxTimeout     = 300 // seconds; handlers/schemas/Bash.json enforces 1..300
+	// bashHeadBytes and bashTailBytes bound what the result keeps of each
+	// stream: the first and the last bytes, with the cut said in the text.
+	bashHeadBytes = 16 << 10
+	bashTailBytes = 16 << 10
+	// bashGrace is the time between TERM and KILL on timeout or abort. It is
+	// short so that shutdown (3 s, PROTOCOL section 1) can still answer a
+	// call whose command ignores TERM.
+	bashGrace = time.Second
+	// shellPinsKept bounds the per-session memory of pinned turn shells.
+	shellPinsKept = 64
+)
+
+var bashDescription = fmt.Sprintf("Run a shell command with bash -lc in the workspace root. stdin is /dev/null and there is no terminal "+
+	"unless tty is true (one merged stream, for programs that refuse to run without one). timeout is in seconds: default %d, at most %d; "+
+	"on timeout the whole process tree is killed and the partial output returned. stdout and stderr are returned separately, each "+
+	"cut to its first %d and last %d bytes, the complete output saved in a file under $PI_SCRATCH_DIR when cut. "+
+	"A non-zero exit is an error whose output is shown: read it before retrying. Background processes do not outlive the command.",
+	bashDefaultTimeout, bashMaxTimeout, bashHeadBytes, bashTailBytes)
+
+type bashArgs struct {
+	Command     string `json:"command"`
+	Timeout     int    `json:"timeout"`
+	Description string `json:"description"`
+	TTY         bool   `json:"tty"`
+}
+
+// bashPreview is the card's text: the command itself (the envelope
+// redacts secrets and escapes control characters).
+func bashPreview(c *call) string {
+	var a bashArgs
+	decodeInto(c.args, &a)
+	return a.Command
+}
+
+// bashPrecheck runs before the permission card: a command the denylist
+// refuses, or one whose turn's shell has changed, never shows a card.
+func bashPrecheck(ctx context.Context, c *call) *ToolResult {
+	var a bashArgs
+	decodeInto(c.args, &a)
+	list, err := c.s.bashDenylist(ctx)
+	if err != nil {
+		return failResult(CodeToolFailed, "reading the Bash denylist: %v", err)
+	}
+	if hit := deniedPath(a.Command, c.sess.WorkspaceRoot, userHome(), list); hit != "" {
+		return policyDenied("the command touches %s, a sensitive path outside the workspace; hostcore's policy denies it in every permission mode", escapeText(hit))
+	}
+	if _, r := c.checkShell(ctx); r != nil {
+		return r
+	}
+	// Probe the login shell's PATH (cached, up to 5 s) while the card is
+	// open, so the first command does not wait for it.
+	go process.LoginPath()
+	return nil
+}
+
+// runBash runs the command under the per-command reaper (sandbox/process):
+// whatever the command does, this returns in bounded time with nothing left
+// running.
+func runBash(ctx context.Context, c *call) *ToolResult {
+	var a bashArgs
+	decodeInto(c.args, &a)
+	if a.Timeout == 0 {
+		a.Timeout = bashDefaultTimeout
+	}
+	// The effective shell is resolved again right before spawning: the
+	// settings may have changed while the card was open.
+	shell, r := c.checkShell(ctx)
+	if r != nil {
+		return r
+	}
+	bash, err := process.ResolveBash()
+	if err != nil {
+		return failResult(CodeShellNotFound, "%v", err)
+	}
+
+	notifyCtx := context.WithoutCancel(ctx)
+	spec := process.Spec{
+		Path:      bash,
+		Args:      []string{"-lc", a.Command},
+		Dir:       c.sess.WorkspaceRoot,
+		Env:       bashEnv(os.Environ(), process.LoginPath(), c.scratchDir(), a.TTY),
+		TTY:       a.TTY,
+		Timeout:   time.Duration(a.Timeout) * time.Second,
+		Grace:     bashGrace,
+		HeadBytes: bashHeadBytes,
+		TailBytes: bashTailBytes,
+		SpillDir:  c.scratchDir(),
+		// Notify writes the line before it returns, and every OnOutput call
+		// returns before process.Run does: all chunks precede the response.
+		OnOutput: func(stream string, seq int, data []byte) {
+			c.s.client.Notify(notifyCtx, "tool.output", map[string]any{
+				"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "stream": stream, "seq": seq, "data": string(data),
+			})
+		},
+	}
+	res, err := process.Run(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return aborted(ctx)
+		}
+		return failResult(CodeToolFailed, "the command could not be started: %v", err)
+	}
+	out := bashResult(res, shell, a)
+	switch {
+	case res.Aborted:
+		ab := aborted(ctx)
+		out.ErrorCode, out.Message = ab.ErrorCode, ab.Message+"; the command's process tree was killed"
+		out.Content[0].Text = out.Message + "\n\n" + out.Content[0].Text
+	case out.ErrorCode == CodeToolFailed:
+		if kind := patchCommand(a.Command); kind != "" {
+			c.patchFailed(kind, out)
+		}
+	}
+	return out
+}
+
+// bashResult renders a finished command: details with both streams kept
+// apart, and the text the model reads.
+func bashResult(res process.Result, shell string, a bashArgs) *ToolResult {
+	d := map[string]any{
+		"exitCode":        res.ExitCode,
+		"stdout":          res.Stdout.Text(),
+		"stderr":          res.Stderr.Text(),
+		"stdoutTruncated": res.Stdout.Truncated,
+		"stderrTruncated": res.Stderr.Truncated,
+		"stdoutBytes":     res.Stdout.Total,
+		"stderrBytes":     res.Stderr.Total,
+		"timedOut":        res.TimedOut,
+		"shell":           shell,
+	}
+	if res.Signal != "" {
+		// As Node's child_process reports it: no exit code, the signal named.
+		d["exitCode"], d["signal"] = nil, res.Signal
+	}
+	if res.Stdout.FullPath != "" {
+		d["stdoutFile"] = res.Stdout.FullPath
+	}
+	if res.Stderr.FullPath != "" {
+		d["stderrFile"] = res.Stderr.FullPath
+	}
+
+	var status, code string
+	switch {
+	case res.Aborted:
+		status, code = "Aborted.", CodeToolAborted
+	case res.TimedOut:
+		status, code = fmt.Sprintf("Timed out after %d s; the command's process tree was killed. Partial output follows.", a.Timeout), CodeToolTimeout
+	case res.Signal != "":
+		status, code = "Killed by signal "+res.Signal+".", CodeToolFailed
+	case res.ExitCode != 0:
+		status, code = fmt.Sprintf("Exit code %d.", res.ExitCode), CodeToolFailed
+	default:
+		status = "Exit code 0."
+	}
+	var b strings.Builder
+	b.WriteString(status)
+	if a.TTY {
+		section(&b, "output (terminal)", res.Stdout)
+	} else {
+		section(&b, "stdout", res.Stdout)
+		section(&b, "stderr", res.Stderr)
+	}
+	r := &ToolResult{OK: code == "", Content: []Content{{Type: "text", Text: b.String()}}, Details: d}
+	if code != "" {
+		r.IsError, r.ErrorCode, r.Message = true, code, status
+	}
+	return r
+}
+
+// section appends one labelled stream; the streams are never interleaved.
+func section(b *strings.Builder, label string, s process.Stream) {
+	fmt.Fprintf(b, "\n\n%s:", label)
+	if s.Total == 0 {
+		b.WriteString(" (empty)")
+		return
+	}
+	b.WriteByte('\n')
+	b.WriteString(strings.TrimSuffix(s.Text(), "\n"))
+}
+
+// bashEnv is hostcore's environment with the login shell's PATH injected
+// (design section 5: nvm, pnpm, Homebrew set up in zsh files) ahead of
+// hostcore's own, and PI_SCRATCH_DIR exported.
+func bashEnv(base []string, loginPath, scratchDir string, tty bool) []string {
+	env := make([]string, 0, len(base)+4)
+	hostPath := ""
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH":
+			hostPath = v
+			continue
+		case "PI_SCRATCH_DIR":
+			continue
+		}
+		if tty && (k == "PAGER" || k == "GIT_PAGER") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "PATH="+mergePath(loginPath, hostPath), "PI_SCRATCH_DIR="+scratchDir)
+	if tty {
+		// Nobody types into the terminal: a pager would wait until the timeout.
+		env = append(env, "PAGER=cat", "GIT_PAGER=cat")
+	}
+	return env
+}
+
+// mergePath puts first's entries before second's, without repeats.
+func mergePath(first, second string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range append(filepath.SplitList(first), filepath.SplitList(second)...) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, string(os.PathListSeparator))
+}
+
+// --- shell pinning (design section 5, D190) ---
+
+// shellPins remembers, per session, the shell each recent turn pinned with
+// its first Bash call. Guarded by runtime.mu.
+type shellPins struct {
+	byTurn map[string]string
+	order  []string
+}
+
+// pin returns the turn's pinned shell, pinning id if the turn has none.
+func (p *shellPins) pin(turn, id string) string {
+	if got, ok := p.byTurn[turn]; ok {
+		return got
+	}
+	if p.byTurn == nil {
+		p.byTurn = map[string]string{}
+	}
+	if len(p.order) >= shellPinsKept {
+		delete(p.byTurn, p.order[0])
+		p.order = p.order[1:]
+	}
+	p.byTurn[turn] = id
+	p.order = append(p.order, turn)
+	return id
+}
+
+// checkShell resolves the effective shell, pins it for the turn on its
+// first Bash call (or pins the id the client sent in ExecuteParams.shell),
+// and refuses the call when the pinned and the effective shell differ.
+// Catalog ids map one-to-one to dialects, so comparing ids compares both.
+func (c *call) checkShell(ctx context.Context) (string, *ToolResult) {
+	eff, err := c.s.effectiveShell(ctx)
+	if err != nil {
+		return "", failResult(CodeToolFailed, "reading the command shell setting: %v", err)
+	}
+	if eff == "" {
+		_, err := process.ResolveBash()
+		if err == nil {
+			err = process.ErrShellNotFound
+		}
+		return "", failResult(CodeShellNotFound, "%v", err)
+	}
+	want := c.p.Shell
+	if want != "" && !inCatalog(want) {
+		return "", failResult(CodeShellInvalid, "shell %q is not a command shell id (want one of windows-powershell, cmd, git-bash, bash)", escapeText(want))
+	}
+	c.rt.mu.Lock()
+	pinned := c.rt.shells.pin(c.p.TurnID, cmp.Or(want, eff))
+	c.rt.mu.Unlock()
+	switch {
+	case want != "" && want != pinned:
+		return "", failResult(CodeShellChanged, "this call names shell %q but turn %s pinned %q; start a new turn to use another shell", want, escapeText(c.p.TurnID), pinned)
+	case pinned != eff:
+		return "", failResult(CodeShellChanged, "turn %s pinned shell %q but the effective shell is now %q; the command was not run. Start a new turn to use %q",
+			escapeText(c.p.TurnID), pinned, eff, eff)
+	case eff != "bash":
+		return "", failResult(CodeShellNotFound, "shell %q cannot run commands on this platform; only bash is supported", eff)
+	}
+	return eff, nil
+}
+
+func inCatalog(id string) bool {
+	for _, sh := range process.Catalog() {
+		if sh.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// --- patch commands (design section 4d) ---
+
+// patchRe finds apply_patch, git apply (git -C dir apply too) and patch as a
+// command word: at the start, or after ; & | ( ! { or a newline.
+var patchRe = regexp.MustCompile(`(?:^|[;&|(!{\n])\s*(?:sudo\s+)?(?:\S*/)?(apply_patch|git(?:\s+-[Cc]\s+\S+)*\s+apply|patch)(?:\s|$|[;&|)])`)
+
+// patchCommand names the patch command a shell command runs, "" if none.
+func patchCommand(command string) string {
+	m := patchRe.FindStringSubmatch(command)
+	if m == nil {
+		return ""
+	}
+	if strings.HasPrefix(m[1], "git") {
+		return "git apply"
+	}
+	return m[1]
+}
+
+// patchFailed counts a failed shell patch command within the prompt; the
+// second one terminates the agent's repair loop, like a second failed Edit.
+func (c *call) patchFailed(kind string, r *ToolResult) {
+	attempt := c.countFailure("patch", "")
+	d := r.Details.(map[string]any)
+	d["mutationFailureKind"] = "patch_failed"
+	d["mutationFailureAttempt"] = attempt
+	d["patchCommand"] = kind
+	if attempt >= 2 {
+		r.Terminate = true
+		note := "This is the second failed patch command in this prompt: stop and report the exact mismatch instead of retrying."
+		r.Message += " " + note
+		r.Content[0].Text += "\n\n" + note
+	}
+}
+
+// --- denylist (design section 5) ---
+
+// builtinDenylist are sensitive paths a Bash command may not name, in
+// every permission mode, unless they lie inside the workspace. "~/" means
+// any user's home. It is a tripwire against an agent wandering into
+// credentials, not a sandbox: a command can always build a path the text
+// does not show.
+var builtinDenylist = []string{
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube/config",
+	"~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.password-store",
+	"~/.local/share/keyrings", "~/Library/Keychains", "/Library/Keychains",
+	"~/.mozilla", "~/.config/google-chrome", "~/.config/chromium", "~/.config/BraveSoftware", "~/.config/microsoft-edge",
+	"~/snap/firefox", "~/Library/Application Support/Google/Chrome", "~/Library/Application Support/Firefox",
+	"~/Library/Application Support/BraveSoftware", "~/Library/Application Support/Microsoft Edge",
+	"~/Library/Safari", "~/Library/Cookies",
+	"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/master.passwd",
+}
+
+const keyBashDenylist = "bashDenylist"
+
+// Bounds of the user's extension of the denylist.
+const (
+	denylistMaxEntries = 256
+	denylistMaxEntry   = 4096
+)
+
+// bashDenylist is the user's extension of the built-in list (settings).
+func (s *Server) bashDenylist(ctx context.Context) ([]string, error) {
+	v, ok, err := s.store.GetSetting(ctx, keyBashDenylist)
+	if err != nil || !ok {
+		return []string{}, err
+	}
+	var list []string
+	if err := json.Unmarshal([]byte(v), &list); err != nil {
+		return []string{}, nil
+	}
+	return list, nil
+}
+
+// updateBashDenylist is settings.update's bashDenylist: an array of paths,
+// each absolute or starting with "~/", replacing the previous extension;
+// null clears it.
+func (s *Server) updateBashDenylist(ctx context.Context, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if string(raw) == "null" {
+		if err := s.store.DeleteSetting(ctx, keyBashDenylist); err != nil {
+			return storageError("saving settings", err)
+		}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return invalidParams("invalid params: bashDenylist must be an array of paths or null")
+	}
+	if len(list) > denylistMaxEntries {
+		return invalidParams("invalid params: bashDenylist has %d entries; at most %d", len(list), denylistMaxEntries)
+	}
+	for i, e := range list {
+		if len(e) > denylistMaxEntry || !(strings.HasPrefix(e, "/") || strings.HasPrefix(e, "~/")) || path.Clean(e) == "/" || e == "~/" {
+			return invalidParams("invalid params: bashDenylist[%d] must be an absolute path or start with ~/ (and name more than the root or the home directory)", i)
+		}
+	}
+	b, _ := json.Marshal(list)
+	if err := s.store.SetSetting(ctx, keyBashDenylist, string(b)); err != nil {
+		return storageError("saving settings", err)
+	}
+	return nil
+}
+
+func userHome() string {
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// homeRe matches the spellings of a home directory at the start of a word:
+// $HOME (${HOME} is rewritten to it first), ~ and ~user.
+var homeRe = regexp.MustCompile(`^(?:\$HOME\b|~[A-Za-z0-9._-]*)`)
+
+// otherHomes are the home directories of any user, "" standing for any
+// one component.
+var otherHomes = [][]string{{"root"}, {"var", "root"}, {"home", ""}, {"Users", ""}}
+
+// deniedPath returns the first word of the command that names a sensitive
+// path outside the workspace, "" if none. Words are split the way the shell
+// splits them, quotes and backslashes removed, so ~/".ssh", /etc/sh\adow
+// and "$HOME/Library/Application Support/..." are seen; relative words
+// with ".." are resolved against the workspace (the cwd), so ../../.ssh is
+// seen too; glob words are matched component by component as the shell
+// would, so ~/.ss? is seen and ~/* is not.
+func deniedPath(command, workspace, home string, extra []string) string {
+	text := strings.ReplaceAll(command, "${HOME}", "$HOME")
+	var entries [][]string
+	for _, list := range [][]string{builtinDenylist, extra} {
+		for _, e := range list {
+			entries = append(entries, entryPaths(e, home)...)
+		}
+	}
+	for _, word := range shellWords(text) {
+		p := word
+		if loc := homeRe.FindStringIndex(p); loc != nil && (len(p) == loc[1] || p[loc[1]] == '/') {
+			if home == "" {
+				continue
+			}
+			p = home + p[loc[1]:]
+		} else if !strings.HasPrefix(p, "/") {
+			if workspace == "" || !strings.Contains(p, "..") {
+				continue // a relative path without .. stays in the workspace
+			}
+			p = workspace + "/" + p
+		}
+		p = path.Clean(p)
+		if workspace != "" && sandbox.LexicallyInside(workspace, p) {
+			continue
+		}
+		pc := components(p)
+		for _, ec := range entries {
+			if namesEntry(pc, ec) {
+				return word
+			}
+		}
+	}
+	return ""
+}
+
+// entryPaths expands a denylist entry into the component lists it stands
+// for: an absolute entry is itself; a "~/" entry lies under home and under
+// every user's home directory.
+func entryPaths(e, home string) [][]string {
+	rest, ok := strings.CutPrefix(e, "~/")
+	if !ok {
+		return [][]string{components(path.Clean(e))}
+	}
+	rc := components(path.Clean("/" + rest))
+	var out [][]string
+	if home != "" && home != "/" {
+		out = append(out, append(components(path.Clean(home)), rc...))
+	}
+	for _, h := range otherHomes {
+		out = append(out, append(append([]string(nil), h...), rc...))
+	}
+	return out
+}
+
+func components(p string) []string {
+	if p = strings.Trim(p, "/"); p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// namesEntry says whether the path pc names the entry ec or something
+// inside it: each of ec's components is matched by pc's, read as a glob
+// pattern the way the shell reads it (a leading dot is matched only by a
+// pattern that starts with one). A parent of the entry does not name it:
+// ls ~ is not sensitive.
+func namesEntry(pc, ec []string) bool {
+	if len(pc) < len(ec) {
+		return false
+	}
+	for i, want := range ec {
+		got := pc[i]
+		if got == want || want == "" {
+			continue
+		}
+		if strings.HasPrefix(want, ".") && !strings.HasPrefix(got, ".") {
+			return false
+		}
+		if ok, err := path.Match(got, want); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// shellWords splits a command into words roughly as the shell does: quotes
+// and backslashes group and are removed, and whitespace and the operators
+// ; & | ( ) < > as well as = , and ` separate (so --key=~/.ssh/id yields
+// ~/.ssh/id).
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	flush := func() {
+		if inWord {
+			words = append(words, w.String())
+			w.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		case ch == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case ch == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			inWord = true
+		case strings.IndexByte(" \t\n\r;&|()<>=,`", ch) >= 0:
+			flush()
+		default:
+			w.WriteByte(ch)
+			inWord = true
+		}
+	}
+	flush()
+	return words
+}

@@ -1,0 +1,136 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"hostcore/sandbox/process"
+)
+
+func TestDeniedPath(t *testing.T) {
+	const ws, home = "/home/me/src/proj", "/home/me"
+	for _, tc := range []struct {
+		command string
+		extra   []string
+		want    string // the word named, "" = allowed
+	}{
+		{command: "cat ~/.ssh/id_rsa", want: "~/.ssh/id_rsa"},
+		{command: "ls ~/.ssh", want: "~/.ssh"},
+		{command: `cat "$HOME/.aws/credentials"`, want: "$HOME/.aws/credentials"},
+		{command: `cat ${HOME}/.gnupg/x`, want: "$HOME/.gnupg/x"},
+		{command: `cat ~/'.ssh'/id_rsa`, want: "~/.ssh/id_rsa"},
+		{command: `cat ~/.s\sh/id_rsa`, want: "~/.ssh/id_rsa"},
+		{command: "cat /home/me/.config/gcloud/credentials.db", want: "/home/me/.config/gcloud/credentials.db"},
+		{command: "cat /root/.ssh/authorized_keys", want: "/root/.ssh/authorized_keys"},
+		{command: "cp /Users/bob/Library/Keychains/login.keychain-db .", want: "/Users/bob/Library/Keychains/login.keychain-db"},
+		{command: "echo x>>~/.ssh/authorized_keys", want: "~/.ssh/authorized_keys"},
+		{command: "scp -i ~/.ssh//id_rsa x y:", want: "~/.ssh//id_rsa"},
+		{command: "tar cf - ~/.ss?/", want: "~/.ss?/"},
+		{command: "cat ~/.*/credentials", want: "~/.*/credentials"},
+		{command: "cat /etc/shad*", want: "/etc/shad*"},
+		{command: "sudo cat /etc/shadow", want: "/etc/shadow"},
+		{command: "cat ../../.ssh/id_rsa", want: "../../.ssh/id_rsa"},
+		{command: "git --git-dir=~/.password-store/.git log", want: "~/.password-store/.git"},
+		{command: "sqlite3 ~/.mozilla/firefox/x.default/cookies.sqlite", want: "~/.mozilla/firefox/x.default/cookies.sqlite"},
+		{command: "cat ~/Library/Application\\ Support/Google/Chrome/Default/Cookies", want: "~/Library/Application Support/Google/Chrome/Default/Cookies"},
+		{command: `cp "$HOME/Library/Application Support/Firefox/Profiles/x/key4.db" .`, want: "$HOME/Library/Application Support/Firefox/Profiles/x/key4.db"},
+		{command: "cat ~/vault/key", extra: []string{"~/vault"}, want: "~/vault/key"},
+		{command: "cat /srv/secret/x", extra: []string{"/srv/secret"}, want: "/srv/secret/x"},
+		// allowed
+		{command: "ls ~"},
+		{command: "ls ~/*"},
+		{command: "cat ~/.sshrc ~/.ssh_old"},
+		{command: "cat .ssh/config ./.aws/x"},
+		{command: "cat /home/me/src/proj/.ssh/config"},
+		{command: "cat /etc/shadow-utils.conf /etc/passwd"},
+		{command: "git apply fix.patch && go test ./..."},
+		{command: "echo '~/.ssh is where keys live' | wc -c"}, // one quoted word, not a path
+	} {
+		if got := deniedPath(tc.command, ws, home, tc.extra); got != tc.want {
+			t.Errorf("deniedPath(%q) = %q, want %q", tc.command, got, tc.want)
+		}
+	}
+	// A home that is the workspace: its own files are the project's.
+	if got := deniedPath("cat ~/.ssh/config", home, home, nil); got != "" {
+		t.Errorf("inside the workspace: denied %q", got)
+	}
+}
+
+func TestPatchCommand(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"git apply x.patch":                  "git apply",
+		"git -C ../wt apply --check x.patch": "git apply",
+		"cd sub && patch -p1 < x.diff":       "patch",
+		"apply_patch <<'EOF'\n*** x\nEOF":    "apply_patch",
+		"/usr/bin/patch -p0 < d":             "patch",
+		"echo done; git apply x":             "git apply",
+		"git applypatch":                     "",
+		"go test ./... | grep patch":         "",
+		"cat patch.txt":                      "",
+		"git log -p":                         "",
+	} {
+		if got := patchCommand(cmd); got != want {
+			t.Errorf("patchCommand(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+func TestBashResultShape(t *testing.T) {
+	res := process.Result{
+		ExitCode: 2,
+		Stdout:   process.Stream{Head: "head\n", Tail: "tail\n", Total: 100010, Omitted: 100000, Truncated: true, FullPath: "/s/stdout-1.log"},
+		Stderr:   process.Stream{Head: "bad\n", Total: 4},
+	}
+	r := bashResult(res, "bash", bashArgs{Timeout: 60})
+	want := "Exit code 2.\n\nstdout:\nhead\n[... 100000 bytes omitted ...]\ntail\n[full output: /s/stdout-1.log]\n\nstderr:\nbad"
+	if diff := cmp.Diff(want, r.Content[0].Text); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+	wantD := map[string]any{
+		"exitCode": 2, "stdout": "head\n[... 100000 bytes omitted ...]\ntail\n[full output: /s/stdout-1.log]", "stderr": "bad\n",
+		"stdoutTruncated": true, "stderrTruncated": false, "stdoutBytes": int64(100010), "stderrBytes": int64(4),
+		"timedOut": false, "shell": "bash", "stdoutFile": "/s/stdout-1.log",
+	}
+	if diff := cmp.Diff(wantD, r.Details); diff != "" {
+		t.Errorf("details (-want +got):\n%s", diff)
+	}
+	if r.OK || r.ErrorCode != CodeToolFailed || r.Message != "Exit code 2." {
+		t.Errorf("result %+v", r)
+	}
+
+	r = bashResult(process.Result{ExitCode: -1, Signal: "SIGTERM", TimedOut: true, Stdout: process.Stream{Head: "so far\n", Total: 7}}, "bash", bashArgs{Timeout: 5})
+	if r.ErrorCode != CodeToolTimeout || r.Details.(map[string]any)["exitCode"] != nil || !strings.Contains(r.Content[0].Text, "so far") {
+		t.Errorf("timeout result %+v", r)
+	}
+}
+
+func TestBashEnv(t *testing.T) {
+	got := bashEnv([]string{"A=1", "PATH=/usr/bin:/bin", "PI_SCRATCH_DIR=/old", "PAGER=less"}, "/opt/nvm/bin:/usr/bin", "/data/scratch/s", false)
+	want := []string{"A=1", "PAGER=less", "PATH=/opt/nvm/bin:/usr/bin:/bin", "PI_SCRATCH_DIR=/data/scratch/s"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	got = bashEnv([]string{"PATH=/bin", "PAGER=less"}, "", "/s", true)
+	want = []string{"PATH=/bin", "PI_SCRATCH_DIR=/s", "PAGER=cat", "GIT_PAGER=cat"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tty env (-want +got):\n%s", diff)
+	}
+}
+
+func TestShellPinsAreBounded(t *testing.T) {
+	var p shellPins
+	if got := p.pin("t0", "bash"); got != "bash" {
+		t.Fatal(got)
+	}
+	if got := p.pin("t0", "git-bash"); got != "bash" {
+		t.Fatalf("a turn's pin changed to %q", got)
+	}
+	for i := range 2 * shellPinsKept {
+		p.pin(strings.Repeat("x", i+1), "bash")
+	}
+	if len(p.byTurn) != shellPinsKept || len(p.order) != shellPinsKept {
+		t.Fatalf("%d pins kept, want %d", len(p.byTurn), shellPinsKept)
+	}
+}
