@@ -283,7 +283,9 @@ type host struct {
 func startHost(t *testing.T, bin string, args ...string) *host {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "HOSTCORE_LOG_LEVEL=debug")
+	// A home of its own: Bash runs login shells, and the developer's
+	// profile must neither slow commands down nor change what ~ names.
+	cmd.Env = append(os.Environ(), "HOSTCORE_LOG_LEVEL=debug", "HOME="+t.TempDir())
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	h := &host{cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &syncWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
