@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests drive Bash through the built binary, as the sidecar does, and
+// prove each way a command can end leaves no process behind: every command
+// sleeps on a unique duration (the marker), and /proc is searched for it
+// afterwards.
+
+// sleepMarker is a unique sleep duration, e.g. "4821.337".
+func sleepMarker() string {
+	return fmt.Sprintf("%d.%03d", 3000+rand.IntN(6000), rand.IntN(1000))
+}
+
+// survivors lists the pids whose command line is "sleep <m>".
+func survivors(m string) []string {
+	var out []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		if err == nil && strings.Contains(string(b), "sleep\x00"+m) {
+			out = append(out, filepath.Base(d))
+		}
+	}
+	return out
+}
+
+// assertNoSurvivors allows a moment for a tree whose killer is the reaper
+// noticing hostcore's death; in every other case the tree is already gone
+// when the call answers, and the first look finds nothing.
+func assertNoSurvivors(t *testing.T, m string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		left := survivors(m)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes survived (sleep %s): pids %v", m, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// bashHost starts hostcore with an auto-mode session "s".
+func bashHost(t *testing.T) (*host, rpcClient) {
+	t.Helper()
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	return h, c
+}
+
+func bashParams(callID, command string, timeout int) map[string]any {
+	args := map[string]any{"command": command}
+	if timeout > 0 {
+		args["timeout"] = timeout
+	}
+	return map[string]any{"sessionId": "s", "turnId": "turn", "toolCallId": callID, "toolName": "Bash", "args": args}
+}
+
+// waitOutput waits for a tool.output chunk containing text.
+func waitOutput(t *testing.T, h *host, text string) {
+	t.Helper()
+	for {
+		line := h.next(t, `{"method":"tool.output"}`)
+		if strings.Contains(line, text) {
+			return
+		}
+	}
+}
+
+func details(r map[string]any) map[string]any {
+	d, _ := r["details"].(map[string]any)
+	return d
+}
+
+func TestBashEndsKillTheWholeTree(t *testing.T) {
+	// Descendants that leave the process group or session, or are
+	// orphaned to init, must die too.
+	escapes := func(m string) string {
+		return fmt.Sprintf("setsid sleep %[1]s & nohup sleep %[1]s >/dev/null 2>&1 & (sleep %[1]s &); (set -m; sleep %[1]s &); ", m)
+	}
+	cases := []struct {
+		name    string
+		command func(m string) string
+		timeout int
+		end     func(t *testing.T, h *host, c rpcClient) // after "ready" was printed; nil = wait for the timeout
+		want    string                                   // errorCode
+	}{
+		{name: "timeout", command: func(m string) string { return "echo ready; sleep " + m }, timeout: 1, want: "TOOL_TIMEOUT"},
+		{name: "term ignored dies by kill", command: func(m string) string { return "trap '' TERM; echo ready; sleep " + m }, timeout: 1, want: "TOOL_TIMEOUT"},
+		{name: "escapes on timeout", command: func(m string) string { return escapes(m) + "echo ready; sleep " + m }, timeout: 2, want: "TOOL_TIMEOUT"},
+		{name: "tools.cancel", command: func(m string) string { return escapes(m) + "echo ready; sleep " + m },
+			end: func(t *testing.T, h *host, c rpcClient) {
+				if r := c.call(50, "tools.cancel", map[string]any{"sessionId": "s", "toolCallId": "b"}); r["cancelled"] != true {
+					t.Fatalf("tools.cancel: %v", r)
+				}
+			}, want: "TOOL_ABORTED"},
+		{name: "turn.cancel", command: func(m string) string { return "echo ready; sleep " + m },
+			end: func(t *testing.T, h *host, c rpcClient) {
+				if r := c.call(50, "turn.cancel", map[string]any{"sessionId": "s", "turnId": "turn"}); r["cancelled"] != float64(1) {
+					t.Fatalf("turn.cancel: %v", r)
+				}
+			}, want: "TOOL_ABORTED"},
+		{name: "session.delete", command: func(m string) string { return "echo ready; sleep " + m },
+			end: func(t *testing.T, h *host, c rpcClient) {
+				c.call(50, "session.delete", map[string]any{"sessionId": "s"})
+			}, want: "TOOL_ABORTED"},
+		{name: "shutdown", command: func(m string) string { return "trap '' TERM; echo ready; sleep " + m },
+			end: func(t *testing.T, h *host, c rpcClient) { c.send(50, "shutdown", map[string]any{}) }, want: "TOOL_ABORTED"},
+		{name: "SIGTERM", command: func(m string) string { return escapes(m) + "echo ready; sleep " + m },
+			end: func(t *testing.T, h *host, c rpcClient) { h.cmd.Process.Signal(syscall.SIGTERM) }, want: "TOOL_ABORTED"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := sleepMarker()
+			h, c := bashHost(t)
+			start := time.Now()
+			timeout := tc.timeout
+			if timeout == 0 {
+				timeout = 60
+			}
+			c.send(10, "tools.execute", bashParams("b", tc.command(m), timeout))
+			waitOutput(t, h, "ready")
+			if tc.end != nil {
+				tc.end(t, h, c)
+			}
+			r := c.result(10)
+			took := time.Since(start)
+			if r["errorCode"] != tc.want {
+				t.Fatalf("result %v, want %s", r, tc.want)
+			}
+			if d := details(r); !strings.Contains(fmt.Sprint(d["stdout"]), "ready") {
+				t.Errorf("partial output lost: %v", d)
+			}
+			assertNoSurvivors(t, m, 0)
+			if strings.Contains(tc.command(m), "trap '' TERM") && took < time.Duration(tc.timeout)*time.Second+time.Second {
+				t.Errorf("answered after %v: a command ignoring TERM cannot have died before the 1 s grace", took)
+			}
+			if tc.name == "shutdown" || tc.name == "SIGTERM" {
+				if code := h.wait(t); code != 0 {
+					t.Fatalf("exit %d", code)
+				}
+				if took > 3*time.Second+time.Duration(tc.timeout)*time.Second {
+					t.Errorf("shutdown took %v, want < 3s", took)
+				}
+			}
+			t.Logf("answered after %v", took)
+		})
+	}
+}
+
+func TestBashShellExitKillsBackgroundAtOnce(t *testing.T) {
+	t.Parallel()
+	m := sleepMarker()
+	h, c := bashHost(t)
+	start := time.Now()
+	r := c.call(10, "tools.execute", bashParams("b", fmt.Sprintf("sleep %[1]s & setsid sleep %[1]s & (sleep %[1]s &); echo done", m), 60))
+	took := time.Since(start)
+	if r["ok"] != true || details(r)["stdout"] != "done\n" {
+		t.Fatalf("result %v", r)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the call waited %v on children holding its pipes", took)
+	}
+	assertNoSurvivors(t, m, 0)
+	h.stdin.Close()
+	h.wait(t)
+}
+
+func TestBashHostcoreSIGKILLedTakesItsCommands(t *testing.T) {
+	t.Parallel()
+	m := sleepMarker()
+	h, c := bashHost(t)
+	c.send(10, "tools.execute", bashParams("b", fmt.Sprintf("setsid sleep %[1]s & (sleep %[1]s &); echo ready; sleep %[1]s", m), 60))
+	waitOutput(t, h, "ready")
+	if len(survivors(m)) == 0 {
+		t.Fatal("the command is not running")
+	}
+	h.cmd.Process.Kill()
+	h.cmd.Wait()
+	assertNoSurvivors(t, m, 5*time.Second)
+}
+
+func TestBashClientVanishingKillsCommands(t *testing.T) {
+	t.Parallel()
+	m := sleepMarker()
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	cmd := exec.Command(bin, "--data-dir", data)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		stdin.Write(append(b, '\n'))
+	}
+	send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "session.create", "params": map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"}})
+	send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools.execute", "params": bashParams("b", fmt.Sprintf("setsid sleep %[1]s & echo ready; sleep %[1]s", m), 60)})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.Contains(sc.Text(), "ready") {
+	}
+	// The client stops reading and keeps stdin open.
+	stdout.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(6 * time.Second):
+		t.Fatal("hostcore did not notice its client vanished")
+	}
+	assertNoSurvivors(t, m, 0)
+}
+
+func TestBashStdinEOFLetsRunningCommandFinish(t *testing.T) {
+	t.Parallel()
+	h, c := bashHost(t)
+	c.send(10, "tools.execute", bashParams("b", "echo started; sleep 1; echo finished", 0))
+	waitOutput(t, h, "started")
+	h.stdin.Close()
+	r := c.result(10)
+	if r["ok"] != true || details(r)["stdout"] != "started\nfinished\n" {
+		t.Fatalf("result after stdin EOF: %v", r)
+	}
+	if code := h.wait(t); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestBashOutputPrecedesResponse reads hostcore's lines in the order they
+// were written: every tool.output of the call comes before its response,
+// in seq order per stream, and the chunks add up to the streams.
+func TestBashOutputPrecedesResponse(t *testing.T) {
+	t.Parallel()
+	h, c := bashHost(t)
+	cmd := `for i in $(seq 1 200); do echo "out $i"; echo "err $i" >&2; done; head -c 300000 /dev/zero | tr '\0' x; printf 'é%.0s' $(seq 1 20000) >&2`
+	c.send(10, "tools.execute", bashParams("b", cmd, 0))
+	streams := map[string]*strings.Builder{"stdout": {}, "stderr": {}}
+	next := map[string]float64{"stdout": 0, "stderr": 0}
+	for line := range h.lines {
+		var msg struct {
+			ID     *int           `json:"id"`
+			Method string         `json:"method"`
+			Params map[string]any `json:"params"`
+			Result map[string]any `json:"result"`
+		}
+		json.Unmarshal([]byte(line), &msg)
+		if msg.Method == "tool.output" {
+			s := msg.Params["stream"].(string)
+			if msg.Params["seq"] != next[s] {
+				t.Fatalf("%s seq %v, want %v", s, msg.Params["seq"], next[s])
+			}
+			next[s]++
+			streams[s].WriteString(msg.Params["data"].(string))
+			continue
+		}
+		if msg.ID == nil || *msg.ID != 10 {
+			continue
+		}
+		d := details(msg.Result)
+		if msg.Result["ok"] != true || d["stdoutBytes"] != float64(streams["stdout"].Len()) || d["stderrBytes"] != float64(streams["stderr"].Len()) {
+			t.Fatalf("streamed %d+%d bytes before the response; result %v", streams["stdout"].Len(), streams["stderr"].Len(), d)
+		}
+		if d["stdoutTruncated"] != true || d["stderrTruncated"] != true {
+			t.Fatalf("want both streams truncated: %v", d)
+		}
+		full, _ := os.ReadFile(d["stdoutFile"].(string))
+		if string(full) != streams["stdout"].String() {
+			t.Fatalf("spill file (%d bytes) differs from the streamed stdout (%d bytes)", len(full), streams["stdout"].Len())
+		}
+		return
+	}
+	t.Fatal("no response")
+}
