@@ -1,0 +1,145 @@
+package handlers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"hostcore/perms"
+	"hostcore/store"
+)
+
+// This file is the door for frontends: transports other than hostcore's own
+// JSON-RPC (rpc/mcp serves MCP) that drive one session. They reach the same
+// session store, the same tool set and the same execute path as
+// tools.execute, so containment, the permission policy and its card,
+// timeouts, review snapshots and the audit cannot differ between them.
+
+// FrontendTool is one tool as a frontend lists it.
+type FrontendTool struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	// ReadOnly tools only read (Read, Glob, Grep); Destructive ones may
+	// change or delete what is there (Write, Edit, Bash).
+	ReadOnly    bool
+	Destructive bool
+}
+
+// FrontendSessionID is the session a frontend serves for a workspace: the
+// same canonical workspace always gives the same id, so restarting the
+// frontend on the same data dir continues the session (its audit, its
+// call ids) instead of piling up new ones.
+func FrontendSessionID(frontend, canonicalWorkspace string) string {
+	sum := sha256.Sum256([]byte(canonicalWorkspace))
+	return frontend + "-" + hex.EncodeToString(sum[:8])
+}
+
+// EnsureSession creates, or reuses, the agent-mode session of a frontend
+// bound to workspace, and stores permissionMode on it: the mode a frontend
+// was started with is the one that applies, whatever an earlier run used.
+func (s *Server) EnsureSession(ctx context.Context, frontend, workspace, permissionMode string) (string, error) {
+	if !perms.ValidMode(permissionMode) {
+		return "", fmt.Errorf("permission mode %q: want ask, accept-edits, auto or inherit", permissionMode)
+	}
+	root, err := canonicalDir(workspace)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: must be an existing directory", workspace)
+	}
+	id := FrontendSessionID(frontend, root)
+	for range 2 {
+		row, err := s.store.GetSession(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			row = store.Session{ID: id, WorkspaceRoot: root, PermissionMode: permissionMode, Mode: perms.OpAgent, Subagents: "[]", CreatedAt: store.Now()}
+			err = s.store.CreateSession(ctx, row)
+			if errors.Is(err, store.ErrExists) {
+				continue // another frontend process created it first
+			}
+			if err != nil {
+				return "", fmt.Errorf("creating session: %w", err)
+			}
+			return id, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("looking up session: %w", err)
+		}
+		if row.WorkspaceRoot != root {
+			return "", fmt.Errorf("session %s is bound to %s, not %s", id, row.WorkspaceRoot, root)
+		}
+		if row.PermissionMode != permissionMode {
+			row.PermissionMode = permissionMode
+			if err := s.store.UpdateSession(ctx, row); err != nil {
+				return "", fmt.Errorf("updating session: %w", err)
+			}
+		}
+		return id, nil
+	}
+	return "", fmt.Errorf("session %s: created and missing at once", id)
+}
+
+// FrontendTools lists the session's tools a frontend serves: what the
+// session's mode shows, less the tools that only make sense to hostcore's
+// own agent runtime. Control tools (mode and submit tools, whose approval
+// needs approval.resolve; new_context; ToolSearch, as every tool is listed
+// at once; Task; asktool) and BrowserPreview (it opens a panel of the
+// native client) are left out; so are plugin tools, which only a native
+// client can register.
+func (s *Server) FrontendTools(ctx context.Context, sessionID string) ([]FrontendTool, error) {
+	sess, err := s.loadSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	infos, _ := s.visibleTools(sess, "")
+	var out []FrontendTool
+	for _, info := range infos {
+		t := s.tools.get(info.Name)
+		if t == nil || t.Name == "BrowserPreview" {
+			continue
+		}
+		switch t.Class {
+		case perms.ClassRead, perms.ClassEdit, perms.ClassExec:
+			out = append(out, FrontendTool{
+				Name: t.Name, Description: t.Description, InputSchema: t.schemaJSON,
+				ReadOnly: t.Class == perms.ClassRead, Destructive: t.Class != perms.ClassRead,
+			})
+		}
+	}
+	return out, nil
+}
+
+// Execute runs one call through the execute path of tools.execute. The
+// mutation ticket is taken on entry, so a frontend that calls Execute in
+// arrival order gets its mutations applied in that order.
+func (s *Server) Execute(ctx context.Context, p ExecuteParams) (*ToolResult, error) {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.execute(ctx, raw, s.takeTicket(raw))
+	if err != nil {
+		return nil, err
+	}
+	return out.(*ToolResult), nil
+}
+
+// ModeWithoutCard names the least permissive permission mode under which a
+// call that needed a card (reason "tool" or "outside-path") runs without
+// one, or "" when none does. A frontend that cannot show cards says it in
+// its fail-closed message.
+func (s *Server) ModeWithoutCard(toolName, reason string) string {
+	t := s.tools.get(toolName)
+	if t == nil {
+		return ""
+	}
+	for _, m := range []string{perms.ModeAcceptEdits, perms.ModeAuto} {
+		v := perms.Decide(perms.Request{Tool: t.Name, Class: t.Class, Risk: t.Risk, OpMode: perms.OpAgent, PermMode: m,
+			Outside: reason == perms.ReasonOutsidePath})
+		if v.Outcome == perms.Allow {
+			return m
+		}
+	}
+	return ""
+}

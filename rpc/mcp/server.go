@@ -1,0 +1,390 @@
+// Package mcp serves one hostcore session over the Model Context Protocol
+// (stdio transport, official SDK). It is a transport adapter: tools/list and
+// tools/call go to the handlers' frontend door, and the host→client traffic
+// of handlers.Client is mapped onto MCP. It knows nothing of tools.
+//
+// The mapping:
+//
+//   - tools/list: the session's tools (handlers.Server.FrontendTools) with
+//     their JSON Schemas and readOnlyHint / destructiveHint.
+//   - tools/call: handlers.Server.Execute, the path of tools.execute. The
+//     result's content becomes MCP text content, everything else (ok,
+//     errorCode, message, details, root, path, review, decision, timing)
+//     becomes structuredContent, and isError is kept.
+//   - permission.request: an elicitation/create in form mode whose one field
+//     "decision" offers allow-once, allow-session and deny, when the client
+//     declared the elicitation capability. Declining or cancelling the form
+//     is a deny; the permission timeout still runs (fail-closed). A client
+//     without elicitation cannot be asked, so the card is denied at once and
+//     the result says which --permission-mode would have let the call run.
+//   - tool.output: notifications/progress when the call carried a
+//     progressToken (progress counts the output bytes so far, message is the
+//     chunk); dropped otherwise.
+//   - notifications/cancelled: the SDK cancels the call's context, which
+//     ends a card wait or kills the command's process tree.
+//   - ask.request and plugin.invoke fail closed (an error reply): asktool and
+//     plugin tools are not served over MCP. The other notifications
+//     (permission.cancelled, browser.preview, approval.requested,
+//     ask.cancelled) have no MCP counterpart and are dropped.
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"hostcore/handlers"
+)
+
+// Backend is what the adapter needs of handlers.Server.
+type Backend interface {
+	EnsureSession(ctx context.Context, frontend, workspace, permissionMode string) (string, error)
+	FrontendTools(ctx context.Context, sessionID string) ([]handlers.FrontendTool, error)
+	Execute(ctx context.Context, p handlers.ExecuteParams) (*handlers.ToolResult, error)
+	ModeWithoutCard(toolName, reason string) string
+}
+
+// Options configure Serve.
+type Options struct {
+	Workspace      string
+	PermissionMode string
+	Version        string
+	// DrainTimeout bounds how long Serve waits for running calls once the
+	// client has gone or ctx ended (their audit rows still land).
+	DrainTimeout time.Duration
+}
+
+// Frontend is one MCP connection. It implements handlers.Client; create it
+// first, hand it to handlers.New, then call Serve.
+type Frontend struct {
+	log   *slog.Logger
+	turn  string // the turnId of every call of this connection
+	stop  context.Context
+	abort context.CancelFunc
+
+	mu       sync.Mutex
+	calls    map[string]*callState // by toolCallId
+	closed   bool
+	inflight sync.WaitGroup
+}
+
+// New returns a Frontend that logs to log.
+func New(log *slog.Logger) *Frontend {
+	stop, abort := context.WithCancel(context.Background())
+	return &Frontend{log: log, turn: newID("mcp_conn_"), stop: stop, abort: abort, calls: map[string]*callState{}}
+}
+
+// callState is what the host→client side needs to know of one tools/call.
+type callState struct {
+	session  *sdk.ServerSession
+	token    any  // progressToken, nil when the client sent none
+	canAsk   bool // the client declared elicitation
+	mu       sync.Mutex
+	progress int64 // output bytes reported so far
+	// noCard is set when a card could not be shown (no elicitation).
+	noCard *cardInfo
+}
+
+type cardInfo struct {
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	Risk       string `json:"risk"`
+	Reason     string `json:"reason"`
+	Path       string `json:"path"`
+	Preview    string `json:"preview"`
+	Delegate   string `json:"delegate"`
+	TimeoutMs  int64  `json:"timeoutMs"`
+}
+
+// legacyVersions are the protocol versions served. hostcore's card is a
+// wait inside the running call (fail-closed timer, cancellation, the path
+// recheck after approval); up to 2025-11-25 that is a server→client
+// elicitation/create, while 2026-07-28 forbids such requests and wants the
+// call to return and be re-entered (multi round-trip requests). A client
+// asking for the newer version is answered with the newest one below it.
+func legacyVersions() []string {
+	var out []string
+	for _, v := range sdk.SupportedProtocolVersions() {
+		if v < "2026-07-28" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Serve binds the session and serves MCP on t until the client goes or
+// ctx ends; then running calls are cancelled and drained.
+func (f *Frontend) Serve(ctx context.Context, b Backend, opts Options, t sdk.Transport) error {
+	sessionID, err := b.EnsureSession(ctx, "mcp", opts.Workspace, opts.PermissionMode)
+	if err != nil {
+		return err
+	}
+	tools, err := b.FrontendTools(ctx, sessionID)
+	if err != nil {
+		return fmt.Errorf("listing tools: %w", err)
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "hostcore", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: "hostcore runs these tools inside the workspace " + opts.Workspace +
+			" under its permission policy; calls that need the user's approval are asked through elicitation.",
+		Logger:                    f.log,
+		Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		SupportedProtocolVersions: legacyVersions(),
+	})
+	for _, tool := range tools {
+		destructive := tool.Destructive
+		closed := false
+		srv.AddTool(&sdk.Tool{
+			Name:        tool.Name,
+			Description: tool.Description,
+			InputSchema: tool.InputSchema,
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: tool.ReadOnly, DestructiveHint: &destructive, OpenWorldHint: &closed},
+		}, f.toolHandler(b, sessionID, tool.Name))
+	}
+	f.log.Info("mcp session ready", "sessionId", sessionID, "workspace", opts.Workspace, "permissionMode", opts.PermissionMode, "tools", len(tools))
+	err = srv.Run(ctx, t)
+	f.drain(opts.DrainTimeout)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// drain refuses new calls, cancels the running ones and waits for them.
+func (f *Frontend) drain(timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = 2500 * time.Millisecond
+	}
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.abort()
+	done := make(chan struct{})
+	go func() { f.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		f.log.Warn("calls still running at exit")
+	}
+}
+
+var errClosing = errors.New("hostcore is shutting down")
+
+func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		id := newID("mcp_")
+		st := &callState{session: req.Session, token: req.Params.GetProgressToken()}
+		if caps := req.Session.InitializeParams().Capabilities; caps != nil && caps.Elicitation != nil {
+			st.canAsk = caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
+		}
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return nil, errClosing
+		}
+		f.inflight.Add(1)
+		f.calls[id] = st
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			delete(f.calls, id)
+			f.mu.Unlock()
+			f.inflight.Done()
+		}()
+
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(f.stop, cancel)()
+
+		args := req.Params.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		res, err := b.Execute(ctx, handlers.ExecuteParams{
+			SessionID: sessionID, TurnID: f.turn, ToolCallID: id, ToolName: name, Args: args,
+			// MCP shows no prompt boundaries: each call is its own prompt
+			// for the per-prompt mutation failure count.
+			PromptID: id,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if st.noCard != nil && res.ErrorCode == "TOOL_DENIED" && res.Decision == "deny" {
+			res.Message = f.noCardMessage(b, st.noCard)
+			res.Content = []handlers.Content{{Type: "text", Text: res.Message}}
+		}
+		return toResult(res)
+	}
+}
+
+func (f *Frontend) noCardMessage(b Backend, c *cardInfo) string {
+	what := c.ToolName
+	if c.Reason == "outside-path" {
+		what += " on a path outside the workspace"
+	}
+	msg := fmt.Sprintf("%s needs the user's permission under the current permission mode, and this MCP client cannot ask "+
+		"(it did not declare the elicitation capability), so the call was denied without running (fail-closed).", what)
+	if m := b.ModeWithoutCard(c.ToolName, c.Reason); m != "" {
+		msg += fmt.Sprintf(" To let such calls run without asking, start hostcore with --permission-mode %s.", m)
+	}
+	return msg
+}
+
+// toResult maps a ToolResult onto MCP: content as text, the rest of the
+// envelope as structuredContent.
+func toResult(res *handlers.ToolResult) (*sdk.CallToolResult, error) {
+	out := &sdk.CallToolResult{IsError: res.IsError, Content: []sdk.Content{}}
+	for _, c := range res.Content {
+		out.Content = append(out.Content, &sdk.TextContent{Text: c.Text})
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	var structured map[string]any
+	if err := json.Unmarshal(raw, &structured); err != nil {
+		return nil, err
+	}
+	delete(structured, "content")
+	delete(structured, "isError")
+	out.StructuredContent = structured
+	return out, nil
+}
+
+func (f *Frontend) lookup(toolCallID string) *callState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[toolCallID]
+}
+
+// errNoElicitation fails a card closed for a client that cannot be asked.
+var errNoElicitation = errors.New("the MCP client did not declare elicitation: permission cannot be asked")
+
+// errNotServed answers host→client requests that have no MCP mapping.
+var errNotServed = errors.New("not available over MCP")
+
+// Call implements handlers.Client.
+func (f *Frontend) Call(ctx context.Context, method string, params, result any) error {
+	switch method {
+	case "permission.request":
+		var card cardInfo
+		if err := remarshal(params, &card); err != nil {
+			return err
+		}
+		st := f.lookup(card.ToolCallID)
+		if st == nil {
+			return fmt.Errorf("permission.request for unknown call %q", card.ToolCallID)
+		}
+		if !st.canAsk {
+			st.mu.Lock()
+			st.noCard = &card
+			st.mu.Unlock()
+			return errNoElicitation
+		}
+		decision, err := f.elicit(ctx, st.session, &card)
+		if err != nil {
+			return err
+		}
+		return remarshal(map[string]string{"decision": decision}, result)
+	default:
+		f.log.Info("host→client request has no MCP mapping; failing closed", "method", method)
+		return fmt.Errorf("%s: %w", method, errNotServed)
+	}
+}
+
+// Decisions offered on the elicitation form (perms' answers).
+const (
+	allowOnce    = "allow-once"
+	allowSession = "allow-session"
+	deny         = "deny"
+)
+
+// cardSchema is the form: one required field, a titled single-select.
+var cardSchema = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","title":"Decision",` +
+	`"description":"Allow this call once, allow this tool for the rest of the session, or deny it.",` +
+	`"oneOf":[{"const":"allow-once","title":"Allow once"},{"const":"allow-session","title":"Allow for this session"},{"const":"deny","title":"Deny"}]}},` +
+	`"required":["decision"]}`)
+
+// elicit shows the card as a form. Anything but an accepted form naming
+// one of the three decisions is a deny.
+func (f *Frontend) elicit(ctx context.Context, ss *sdk.ServerSession, c *cardInfo) (string, error) {
+	msg := fmt.Sprintf("hostcore: allow %s (risk %s)?", c.ToolName, c.Risk)
+	if c.Path != "" {
+		msg = fmt.Sprintf("hostcore: allow %s on %s (risk %s)?", c.ToolName, c.Path, c.Risk)
+	}
+	if c.Reason == "outside-path" {
+		msg += " The path is outside the workspace."
+	}
+	if c.Delegate != "" {
+		msg += " Requested by subagent " + c.Delegate + "."
+	}
+	if c.Preview != "" {
+		msg += "\n\n" + c.Preview
+	}
+	if c.TimeoutMs > 0 {
+		msg += fmt.Sprintf("\n\nWithout an answer within %s the call is denied.", time.Duration(c.TimeoutMs)*time.Millisecond)
+	}
+	res, err := ss.Elicit(ctx, &sdk.ElicitParams{Mode: "form", Message: msg, RequestedSchema: cardSchema})
+	if err != nil {
+		return "", err
+	}
+	if res.Action != "accept" {
+		return deny, nil
+	}
+	switch d, _ := res.Content["decision"].(string); d {
+	case allowOnce, allowSession, deny:
+		return d, nil
+	}
+	return deny, nil
+}
+
+// Notify implements handlers.Client.
+func (f *Frontend) Notify(ctx context.Context, method string, params any) error {
+	if method != "tool.output" {
+		f.log.Debug("host→client notification has no MCP mapping; dropped", "method", method)
+		return nil
+	}
+	var o struct {
+		ToolCallID string `json:"toolCallId"`
+		Stream     string `json:"stream"`
+		Seq        int64  `json:"seq"`
+		Data       string `json:"data"`
+	}
+	if err := remarshal(params, &o); err != nil {
+		return err
+	}
+	st := f.lookup(o.ToolCallID)
+	if st == nil || st.token == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock() // keeps the chunks of one call in order
+	st.progress += int64(len(o.Data))
+	return st.session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+		ProgressToken: st.token,
+		Progress:      float64(st.progress),
+		Message:       o.Data,
+		Meta:          sdk.Meta{"hostcore/stream": o.Stream, "hostcore/seq": o.Seq},
+	})
+}
+
+func remarshal(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, to)
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
