@@ -15,8 +15,11 @@ import (
 	"syscall"
 	"time"
 
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"hostcore/handlers"
 	"hostcore/rpc"
+	"hostcore/rpc/mcp"
 	"hostcore/sandbox/process"
 	"hostcore/store"
 )
@@ -32,6 +35,9 @@ func main() {
 }
 
 func run(args []string) int {
+	if len(args) > 0 && args[0] == "mcp" {
+		return runMCP(args[1:])
+	}
 	fs := flag.NewFlagSet("hostcore", flag.ContinueOnError)
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission card waits before it is denied")
@@ -138,4 +144,70 @@ func canonicalDataDir(dir string) (string, error) {
 		return "", err
 	}
 	return filepath.EvalSymlinks(abs)
+}
+
+// runMCP is "hostcore mcp": one session served over MCP's stdio transport
+// (rpc/mcp). stdout carries MCP only; logs go to stderr.
+func runMCP(args []string) int {
+	fs := flag.NewFlagSet("hostcore mcp", flag.ContinueOnError)
+	workspace := fs.String("workspace", "", "the workspace directory the session is bound to (required)")
+	permMode := fs.String("permission-mode", "ask", "ask, accept-edits or auto")
+	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
+	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission prompt waits before it is denied")
+	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *workspace == "" {
+		fmt.Fprintln(os.Stderr, "hostcore mcp: --workspace DIR is required")
+		return 2
+	}
+	switch *permMode {
+	case "ask", "accept-edits", "auto":
+	default:
+		fmt.Fprintf(os.Stderr, "hostcore mcp: --permission-mode %q: want ask, accept-edits or auto\n", *permMode)
+		return 2
+	}
+	timeout, err := time.ParseDuration(*timeoutStr)
+	if err != nil || timeout <= 0 {
+		fmt.Fprintf(os.Stderr, "hostcore mcp: --permission-timeout %q: want a positive duration such as 120s\n", *timeoutStr)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "hostcore mcp: --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	dir, err := canonicalDataDir(*dataDir)
+	if err != nil {
+		log.Error("data dir", "err", err)
+		return 1
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		log.Error("opening store", "err", err)
+		return 1
+	}
+	defer st.Close()
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	front := mcp.New(log)
+	h, err := handlers.New(handlers.Config{DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stop}, st, front, log)
+	if err != nil {
+		log.Error("start-up", "err", err)
+		return 1
+	}
+	if err := h.SweepOrphans(ctx); err != nil {
+		log.Warn("start-up sweep", "err", err)
+	}
+	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version}
+	if err := front.Serve(ctx, h, opts, &sdkmcp.StdioTransport{}); err != nil {
+		log.Error("mcp", "err", err)
+		return 1
+	}
+	log.Info("hostcore mcp exiting")
+	return 0
 }
