@@ -362,9 +362,17 @@ func TestMCPBashProgressAndCancel(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("Bash: %v %v", err, res)
 	}
-	mu.Lock()
-	all := strings.Join(chunks, "")
-	mu.Unlock()
+	// The client handles notifications on its own queue, so the last chunk
+	// may be handled just after the result is returned.
+	var all string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		all = strings.Join(chunks, "")
+		mu.Unlock()
+		if strings.Contains(all, "three") || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, want := range []string{"one", "two", "three"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("progress messages %q lack %q", all, want)
@@ -376,6 +384,7 @@ func TestMCPBashProgressAndCancel(t *testing.T) {
 	n := len(chunks)
 	mu.Unlock()
 	h.call(t, ctx, "Bash", map[string]any{"command": "echo quiet"})
+	time.Sleep(200 * time.Millisecond)
 	mu.Lock()
 	if len(chunks) != n {
 		t.Errorf("progress without a progressToken: %q", chunks[n:])
