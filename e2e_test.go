@@ -59,6 +59,7 @@ func TestRestartKeepsSessionsAuditAndCallIDs(t *testing.T) {
 	c := rpcClient{t, h}
 	c.call(1, "session.create", map[string]any{"sessionId": "durable", "workspaceRoot": ws, "permissionMode": "auto"})
 	c.call(2, "settings.update", map[string]any{"defaultPermissionMode": "accept-edits"})
+	c.call(5, "session.create", map[string]any{"sessionId": "planner", "workspaceRoot": ws, "mode": "plan"})
 	r := c.call(3, "tools.execute", map[string]any{"sessionId": "durable", "turnId": "t", "toolCallId": "once", "toolName": "Write", "args": map[string]any{"path": "f.txt", "content": "1"}})
 	if r["ok"] != true {
 		t.Fatalf("write: %v", r)
@@ -73,6 +74,9 @@ func TestRestartKeepsSessionsAuditAndCallIDs(t *testing.T) {
 	s := c2.call(1, "session.get", map[string]any{"sessionId": "durable"})
 	if s["workspaceRoot"] != ws || s["permissionMode"] != "auto" {
 		t.Fatalf("session after restart: %v", s)
+	}
+	if p := c2.call(5, "session.get", map[string]any{"sessionId": "planner"}); p["mode"] != "plan" {
+		t.Fatalf("operating mode after restart: %v", p["mode"])
 	}
 	if set := c2.call(2, "settings.get", map[string]any{}); set["defaultPermissionMode"] != "accept-edits" {
 		t.Fatalf("settings after restart: %v", set)

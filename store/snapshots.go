@@ -100,18 +100,3 @@ func (s *Store) GetApproval(ctx context.Context, sessionID, id string) (Approval
 	}
 	return a, nil
 }
-
-// ResolveApproval sets an approval's state and, when mode is not "", the
-// session's mode, in one transaction.
-func (s *Store) ResolveApproval(ctx context.Context, sessionID, id, state, mode string) error {
-	defer s.forgetSession(sessionID)
-	return s.write(ctx, func(conn *sqlite.Conn) error {
-		if err := sqlitex.Execute(conn, `UPDATE approvals SET state = ? WHERE id = ? AND session_id = ?`, &sqlitex.ExecOptions{Args: []any{state, id, sessionID}}); err != nil {
-			return err
-		}
-		if mode == "" {
-			return nil
-		}
-		return sqlitex.Execute(conn, `UPDATE sessions SET mode = ? WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{mode, sessionID}})
-	})
-}
