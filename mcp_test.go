@@ -36,6 +36,9 @@ func startMCP(t *testing.T, opts *sdk.ClientOptions, args ...string) *mcpHost {
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	stderr := &syncWriter{w: &bytes.Buffer{}}
 	cmd.Stderr = stderr
+	// As the other end-to-end tests do: the login-shell PATH probe must not
+	// run the developer's own rc files.
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	client := sdk.NewClient(&sdk.Implementation{Name: "hostcore-test", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
