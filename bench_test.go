@@ -153,7 +153,9 @@ type benchHost struct {
 
 func startBench(b testing.TB, bin, data string, env ...string) *benchHost {
 	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
-	cmd.Env = append(os.Environ(), env...)
+	// A fresh HOME keeps login shells hermetic: the machine's own profile
+	// (pyenv and friends) must not time the benchmark.
+	cmd.Env = append(append(os.Environ(), "HOME="+b.TempDir()), env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
