@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -147,6 +148,24 @@ type probe struct {
 	Error   json.RawMessage `json:"error"`
 }
 
+// readProbe reads the envelope members by their exact names: JSON-RPC
+// member names are case-sensitive, and encoding/json's case-insensitive
+// struct matching would take {"JSONRPC":"2.0","ERROR":{}} for a reply.
+func readProbe(line []byte) (probe, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		return probe{}, err
+	}
+	p := probe{ID: m["id"], Method: m["method"], Result: m["result"], Error: m["error"]}
+	if raw, ok := m["jsonrpc"]; ok {
+		var v string
+		if json.Unmarshal(raw, &v) == nil {
+			p.JSONRPC = &v
+		}
+	}
+	return p, nil
+}
+
 // check validates the envelope and answers what jsonrpc2 would otherwise
 // treat as a fatal read error. It reports whether the line may go on.
 func (s *lineStream) check(line []byte) bool {
@@ -163,14 +182,14 @@ func (s *lineStream) check(line []byte) bool {
 		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: a message must be a JSON object", "")
 		return false
 	}
-	var p probe
-	if err := json.Unmarshal(line, &p); err != nil {
+	p, err := readProbe(line)
+	if err != nil {
 		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: "+err.Error(), "")
 		return false
 	}
 	id, idOK := wireID(p.ID)
 	if !idOK {
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a string or a non-negative integer", "")
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or a non-negative integer", "")
 		return false
 	}
 	if p.JSONRPC == nil || *p.JSONRPC != "2.0" {
@@ -208,7 +227,9 @@ func wireID(raw json.RawMessage) (json.RawMessage, bool) {
 		return nil, true
 	}
 	if raw[0] == '"' {
-		return raw, true
+		// An id that is not UTF-8 could be echoed neither as sent (the
+		// output must be UTF-8) nor changed (the client could not match it).
+		return raw, utf8.Valid(raw)
 	}
 	if _, err := strconv.ParseUint(string(raw), 10, 64); err == nil {
 		return raw, true
