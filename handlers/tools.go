@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -156,6 +158,27 @@ func validateArgs(t *toolDef, args json.RawMessage) error {
 			return errors.New(describeValidation(ve))
 		}
 		return err
+	}
+	return checkIntegers(t, v)
+}
+
+// checkIntegers refuses integer arguments the tools' int fields cannot
+// hold. JSON Schema counts 1.0 and 1e30 as integers, but encoding/json
+// will not put them in an int: the field would be dropped silently and the
+// tool would run with its default (found by FuzzToolArgs).
+func checkIntegers(t *toolDef, v any) error {
+	obj, ok := v.(map[string]any)
+	if !ok || t.schema == nil {
+		return nil
+	}
+	for name, prop := range t.schema.Properties {
+		n, ok := obj[name].(json.Number)
+		if !ok || !slices.Contains(prop.Types, "integer") {
+			continue
+		}
+		if _, err := strconv.ParseInt(string(n), 10, 0); err != nil {
+			return fmt.Errorf("args.%s: want an integer written without fraction or exponent within the int range, got %s", name, n)
+		}
 	}
 	return nil
 }
