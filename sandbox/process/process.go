@@ -95,6 +95,9 @@ type Result struct {
 // descendants still running are terminated the same way. The returned error
 // is non-nil only if the command could not be started.
 func Run(ctx context.Context, s Spec) (Result, error) {
+	if !reaperCapable.Load() {
+		return Result{}, ErrNoReaper
+	}
 	start := time.Now()
 	if s.Grace <= 0 {
 		s.Grace = DefaultGrace

@@ -3,11 +3,13 @@
 package process
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -32,7 +34,19 @@ func MaybeRunReaper() {
 	if len(os.Args) > 1 && os.Args[1] == reaperArg {
 		os.Exit(runReaper(os.Args[2:]))
 	}
+	reaperCapable.Store(true)
 }
+
+// reaperCapable records that this binary dispatches the reaper argument:
+// only then may Run re-execute it as a reaper. Without the check, a binary
+// that forgot MaybeRunReaper (a test binary, say) would start itself over
+// for every command, and the copy would run commands of its own: a fork
+// bomb.
+var reaperCapable atomic.Bool
+
+// ErrNoReaper is returned by Run when MaybeRunReaper was not called at
+// start-up of this process.
+var ErrNoReaper = errors.New("process: MaybeRunReaper was not called first thing in main (or TestMain); refusing to re-execute this binary as a reaper")
 
 // runReaper starts the shell in its own session and waits for it; then, or
 // as soon as it is told to stop, it terminates every descendant, reports how
