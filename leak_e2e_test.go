@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// descendants lists the live processes below pid (by parent chain).
+func descendants(pid int) []string {
+	parent := map[int]int{}
+	cmd := map[int]string{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		p, _ := strconv.Atoi(filepath.Base(d))
+		b, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 || fields[0] == "Z" {
+			continue
+		}
+		parent[p], _ = strconv.Atoi(fields[1])
+		c, _ := os.ReadFile(d + "/cmdline")
+		cmd[p] = strings.ReplaceAll(string(c), "\x00", " ")
+	}
+	var out []string
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, fmt.Sprintf("%d %s", p, cmd[p]))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// withMarker lists live processes whose command line holds marker.
+func withMarker(marker string) []string {
+	var out []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, filepath.Base(d)+" "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func fdCount(pid int) int {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(ents)
+}
+
+// TestNoChildProcessOrFDLeftAfterBash runs Bash calls that leave work
+// behind in every way a command can (a background job, a setsid escapee,
+// a timeout, a tools.cancel, a session.delete mid-command) and checks
+// through the binary that, once each call has answered, hostcore has no
+// descendant left and holds no more file descriptors than before; after
+// hostcore exits no marked process is alive anywhere.
+func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startWireHost(t, bin, []string{"HOME=" + t.TempDir()}, nil, "--data-dir", data)
+	pid := h.cmd.Process.Pid
+	h.call(t, 10*time.Second, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	if !strings.Contains(string(h.call(t, 10*time.Second, "tools.list", map[string]any{"sessionId": "s"})), `"name":"Bash"`) {
+		t.Skip("Bash is not registered yet")
+	}
+	marker := fmt.Sprintf("31%05d", os.Getpid()%100000)
+	bash := func(callID, command string, extra map[string]any) (int64, <-chan []byte) {
+		args := map[string]any{"command": command}
+		for k, v := range extra {
+			args[k] = v
+		}
+		id, ch, err := h.start("tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": callID, "toolName": "Bash", "args": args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(chan []byte, 1)
+		go func() { out <- <-ch }()
+		return id, out
+	}
+	wait := func(name string, ch <-chan []byte) string {
+		t.Helper()
+		select {
+		case line := <-ch:
+			return string(line)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no answer", name)
+		}
+		return ""
+	}
+	// Warm up (the login-shell PATH probe, the database pool), then count.
+	wait("warm", func() <-chan []byte { _, ch := bash("warm", "true", nil); return ch }())
+	fdsBefore := fdCount(pid)
+
+	for i := range 10 {
+		wait("plain", func() <-chan []byte { _, ch := bash(fmt.Sprint("p", i), "echo hi; echo err >&2", nil); return ch }())
+	}
+	_, bg := bash("bg", "(sleep "+marker+" &); echo started", nil)
+	_, esc := bash("esc", "setsid sleep "+marker+" > /dev/null 2>&1 & echo started", nil)
+	_, slow := bash("timeout", "sleep "+marker, map[string]any{"timeout": 1})
+	_, cancelled := bash("cancelled", "sleep "+marker, nil)
+	for _, c := range []struct {
+		name string
+		ch   <-chan []byte
+	}{{"bg", bg}, {"esc", esc}} {
+		if line := wait(c.name, c.ch); !strings.Contains(line, `"ok":true`) {
+			t.Fatalf("%s: %s", c.name, line)
+		}
+	}
+	if line := wait("timeout", slow); !strings.Contains(line, "TOOL_TIMEOUT") && !strings.Contains(line, `"timedOut":true`) {
+		t.Fatalf("timeout: %s", line)
+	}
+	h.call(t, 10*time.Second, "tools.cancel", map[string]any{"sessionId": "s", "toolCallId": "cancelled"})
+	if line := wait("cancelled", cancelled); !strings.Contains(line, "TOOL_ABORTED") {
+		t.Fatalf("cancelled: %s", line)
+	}
+	// A session deleted while its command runs.
+	h.call(t, 10*time.Second, "session.create", map[string]any{"sessionId": "d", "workspaceRoot": ws, "permissionMode": "auto"})
+	_, del, _ := h.start("tools.execute", map[string]any{"sessionId": "d", "turnId": "t", "toolCallId": "del", "toolName": "Bash", "args": map[string]any{"command": "sleep " + marker}})
+	time.Sleep(300 * time.Millisecond)
+	h.call(t, 10*time.Second, "session.delete", map[string]any{"sessionId": "d"})
+	select {
+	case line := <-del:
+		if !strings.Contains(string(line), "TOOL_ABORTED") {
+			t.Fatalf("deleted session's command: %s", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("deleted session's command was not answered")
+	}
+
+	if left := descendants(pid); len(left) > 0 {
+		t.Errorf("hostcore still has descendants after every call answered: %v", left)
+	}
+	if left := withMarker("sleep\x00" + marker); len(left) > 0 {
+		t.Errorf("marked processes alive after every call answered: %v", left)
+	}
+	fdsAfter := fdCount(pid)
+	t.Logf("hostcore file descriptors: %d after warm-up, %d after 15 Bash calls and a session delete", fdsBefore, fdsAfter)
+	if fdsAfter > fdsBefore {
+		t.Errorf("hostcore holds %d file descriptors, %d before the calls", fdsAfter, fdsBefore)
+	}
+	h.stdin.Close()
+	if code := h.waitExit(t, 15*time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if left := withMarker("sleep\x00" + marker); len(left) > 0 {
+		t.Errorf("marked processes alive after hostcore exited: %v", left)
+	}
+}
