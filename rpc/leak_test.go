@@ -62,7 +62,9 @@ func (c *pipeClient) next(match func(map[string]json.RawMessage) bool) map[strin
 
 func (c *pipeClient) result(id int) map[string]any {
 	c.t.Helper()
-	m := c.next(func(m map[string]json.RawMessage) bool { return string(m["id"]) == fmt.Sprint(id) && m["method"] == nil })
+	m := c.next(func(m map[string]json.RawMessage) bool {
+		return string(m["id"]) == fmt.Sprint(id) && m["method"] == nil
+	})
 	if m["error"] != nil {
 		c.t.Fatalf("id %d: %s", id, m["error"])
 	}
