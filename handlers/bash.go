@@ -9,8 +9,10 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"hostcore/sandbox"
 	"hostcore/sandbox/process"
@@ -95,26 +97,29 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 	if err != nil {
 		return failResult(CodeShellNotFound, "%v", err)
 	}
+	// The login PATH probe is bounded (5 s) but not cancellable: an abort
+	// must not wait for it.
+	login := make(chan string, 1)
+	go func() { login <- process.LoginPath() }()
+	var loginPath string
+	select {
+	case loginPath = <-login:
+	case <-ctx.Done():
+		return aborted(ctx)
+	}
 
-	notifyCtx := context.WithoutCancel(ctx)
 	spec := process.Spec{
 		Path:      bash,
 		Args:      []string{"-lc", a.Command},
 		Dir:       c.sess.WorkspaceRoot,
-		Env:       bashEnv(os.Environ(), process.LoginPath(), c.scratchDir(), a.TTY),
+		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY),
 		TTY:       a.TTY,
 		Timeout:   time.Duration(a.Timeout) * time.Second,
 		Grace:     bashGrace,
 		HeadBytes: bashHeadBytes,
 		TailBytes: bashTailBytes,
 		SpillDir:  c.scratchDir(),
-		// Notify writes the line before it returns, and every OnOutput call
-		// returns before process.Run does: all chunks precede the response.
-		OnOutput: func(stream string, seq int, data []byte) {
-			c.s.client.Notify(notifyCtx, "tool.output", map[string]any{
-				"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "stream": stream, "seq": seq, "data": string(data),
-			})
-		},
+		OnOutput:  c.outputNotifier(),
 	}
 	res, err := process.Run(ctx, spec)
 	if err != nil {
@@ -128,13 +133,108 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 	case res.Aborted:
 		ab := aborted(ctx)
 		out.ErrorCode, out.Message = ab.ErrorCode, ab.Message+"; the command's process tree was killed"
-		out.Content[0].Text = out.Message + "\n\n" + out.Content[0].Text
+		out.Content[0].Text = out.Message + "." + strings.TrimPrefix(out.Content[0].Text, "Aborted.")
 	case out.ErrorCode == CodeToolFailed:
 		if kind := patchCommand(a.Command); kind != "" {
 			c.patchFailed(kind, out)
 		}
 	}
 	return out
+}
+
+// rawNotifier is implemented by rpc.Server: a notification whose params are
+// already encoded, written without jsonrpc2's repeated re-validation.
+type rawNotifier interface {
+	NotifyRaw(method string, params []byte) error
+}
+
+// outputNotifier sends the command's output as tool.output notifications
+// (PROTOCOL section 5). Each call has written its line before it returns,
+// and every call returns before process.Run does: all chunks precede the
+// response. Calls for one stream are sequential, so each stream reuses one
+// encoding buffer.
+func (c *call) outputNotifier() func(stream string, seq int, data []byte) {
+	raw, ok := c.s.client.(rawNotifier)
+	if !ok {
+		return func(stream string, seq int, data []byte) {
+			c.s.client.Notify(context.Background(), "tool.output", map[string]any{
+				"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "stream": stream, "seq": seq, "data": string(data),
+			})
+		}
+	}
+	prefix := appendJSONString(append([]byte(nil), `{"sessionId":`...), []byte(c.sess.ID))
+	prefix = appendJSONString(append(prefix, `,"toolCallId":`...), []byte(c.p.ToolCallID))
+	bufs := map[string]*[]byte{"stdout": new([]byte), "stderr": new([]byte)}
+	return func(stream string, seq int, data []byte) {
+		buf := bufs[stream]
+		if buf == nil {
+			buf = new([]byte)
+		}
+		b := append((*buf)[:0], prefix...)
+		b = appendJSONString(append(b, `,"stream":`...), []byte(stream))
+		b = strconv.AppendInt(append(b, `,"seq":`...), int64(seq), 10)
+		b = appendJSONString(append(b, `,"data":`...), data)
+		b = append(b, '}')
+		raw.NotifyRaw("tool.output", b)
+		*buf = b
+	}
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json would
+// without HTML escaping: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029
+// are escaped. Runs of plain bytes are copied at once: a command's output
+// is mostly plain.
+func appendJSONString(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b >= 0x20 && b != '"' && b != '\\' && b < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if b < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // bashResult renders a finished command: details with both streams kept

@@ -191,6 +191,31 @@ func (s *Server) Notify(ctx context.Context, method string, params any) error {
 	return s.conn.Notify(ctx, method, params)
 }
 
+// NotifyRaw sends a notification whose params the caller has encoded as
+// one valid JSON object. jsonrpc2's Notify encodes params and then
+// re-validates them at every level of the message; a command printing
+// hundreds of megabytes as tool.output spent most of its time there.
+func (s *Server) NotifyRaw(method string, params []byte) error {
+	m, err := json.Marshal(method)
+	if err != nil {
+		return err
+	}
+	bp := linePool.Get().(*[]byte)
+	line := append((*bp)[:0], `{"jsonrpc":"2.0","method":`...)
+	line = append(line, m...)
+	line = append(line, `,"params":`...)
+	line = append(line, params...)
+	line = append(line, '}')
+	err = s.stream.writeLine(line)
+	*bp = line
+	linePool.Put(bp)
+	return err
+}
+
+// linePool recycles NotifyRaw's lines: a flood of output would otherwise
+// allocate, fault in and scavenge a fresh buffer per chunk.
+var linePool = sync.Pool{New: func() any { return new([]byte) }}
+
 type handler struct {
 	s   *Server
 	d   Dispatcher
