@@ -68,7 +68,11 @@ type Server struct {
 	log    *slog.Logger
 
 	conn *jsonrpc2.Conn
-	wg   sync.WaitGroup // running handlers
+	// connReady is closed once conn is set. jsonrpc2.NewConn starts reading
+	// (and so dispatching) before Run can store the Conn, so a handler's
+	// Call or Notify must wait for it: found by the race detector.
+	connReady chan struct{}
+	wg        sync.WaitGroup // running handlers
 
 	inputCtx    context.Context // done when stdin ended or the server stops
 	inputCancel context.CancelFunc
@@ -78,7 +82,7 @@ type Server struct {
 
 // NewServer prepares a server; out may be an *os.File to watch.
 func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
-	s := &Server{stream: newLineStream(in, out), log: log, gone: make(chan struct{})}
+	s := &Server{stream: newLineStream(in, out), log: log, gone: make(chan struct{}), connReady: make(chan struct{})}
 	if f, ok := out.(*os.File); ok {
 		s.out = f
 	}
@@ -110,6 +114,7 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	// The Conn closes itself when its context ends, dropping replies still
 	// owed; it gets a context of its own and is closed after the drain.
 	s.conn = jsonrpc2.NewConn(context.Background(), s.stream, &handler{s: s, d: d, ctx: ctx}, jsonrpc2.SetLogger(slogPrinter{s.log}))
+	close(s.connReady)
 	defer s.conn.Close()
 	stopWatch := s.watchOutput()
 	defer stopWatch()
@@ -179,7 +184,10 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 	defer cancel()
 	stop := context.AfterFunc(s.inputCtx, cancel)
 	defer stop()
-	err := s.conn.Call(ctx, method, params, result)
+	conn, err := s.connection(ctx)
+	if err == nil {
+		err = conn.Call(ctx, method, params, result)
+	}
 	if err != nil && s.inputCtx.Err() != nil {
 		return ErrNoClient
 	}
@@ -188,7 +196,21 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 
 // Notify sends a host→client notification.
 func (s *Server) Notify(ctx context.Context, method string, params any) error {
-	return s.conn.Notify(ctx, method, params)
+	conn, err := s.connection(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.Notify(ctx, method, params)
+}
+
+// connection returns the Conn once Run has stored it.
+func (s *Server) connection(ctx context.Context) (*jsonrpc2.Conn, error) {
+	select {
+	case <-s.connReady:
+		return s.conn, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // NotifyRaw sends a notification whose params the caller has encoded as
