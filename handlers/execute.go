@@ -160,20 +160,24 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	if len(p.Args) == 0 || string(p.Args) == "null" {
 		p.Args = json.RawMessage("{}")
 	}
-	sess, err := s.loadSession(ctx, p.SessionID)
+	// The envelope's own bookkeeping is not cancelled with the call: a call
+	// that arrives as shutdown begins still reaches its session and ends as
+	// TOOL_ABORTED with its audit row, not as a storage error.
+	bctx := context.WithoutCancel(ctx)
+	sess, err := s.loadSession(bctx, p.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	c := &call{s: s, p: p, sess: sess, args: p.Args}
 	c.roots = sandbox.Roots{Workspace: sess.WorkspaceRoot, Scratch: c.scratchDir()}
-	global, err := s.globalMode(ctx)
+	global, err := s.globalMode(bctx)
 	if err != nil {
 		return nil, storageError("reading settings", err)
 	}
 	c.permMode = perms.Effective(sess.PermissionMode, global)
 
 	a := &auditing{start: start}
-	if err := s.store.ReserveToolCall(ctx, p.SessionID, p.ToolCallID); errors.Is(err, store.ErrExists) {
+	if err := s.store.ReserveToolCall(bctx, p.SessionID, p.ToolCallID); errors.Is(err, store.ErrExists) {
 		return s.finish(ctx, c, a, failResult(CodeDuplicateToolCall, "tool call %q was already executed in this session; it is not run again", p.ToolCallID))
 	} else if err != nil {
 		return nil, storageError("recording tool call", err)
@@ -405,7 +409,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 	sum := sha256.Sum256(canon)
 	row := store.AuditRow{
 		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: c.p.ToolName,
-		ArgsHash: hex.EncodeToString(sum[:]), ArgsPreview: preview(string(canon), previewMax),
+		ArgsHash: hex.EncodeToString(sum[:]), ArgsPreview: previewJSON(string(canon), previewMax),
 		ExternalPath: a.external, Decision: res.Decision, Prompted: a.prompted,
 		PermissionWaitMs: res.Timing.PermissionWaitMs, DurationMs: res.Timing.DurationMs,
 		OverheadMs: res.Timing.OverheadMs, TotalMs: res.Timing.TotalMs,

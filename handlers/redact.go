@@ -46,14 +46,25 @@ func Redact(s string) string {
 }
 
 // escapeText shows control characters, bidi overrides and ANSI escapes
-// escaped, so that what a person reads is exactly what runs.
-func escapeText(s string) string {
+// escaped, so that what a person reads is exactly what runs. Backslashes
+// are doubled, so a literal "\t" never reads like an escaped tab.
+func escapeText(s string) string { return escape(s, true) }
+
+// escapeJSONText is escapeText for JSON text, whose own escaping already
+// keeps backslashes unambiguous.
+func escapeJSONText(s string) string { return escape(s, false) }
+
+func escape(s string, backslash bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\' && backslash:
+			// Escaped too, so that a literal backslash-n never reads like
+			// an escaped newline.
+			b.WriteString(`\\`)
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\t':
@@ -84,9 +95,13 @@ func isInvisibleFormat(r rune) bool {
 	return false
 }
 
-// preview is redacted, escaped and bounded.
-func preview(s string, max int) string {
-	s = escapeText(Redact(s))
+// preview is redacted, escaped and bounded text.
+func preview(s string, max int) string { return bound(escapeText(Redact(s)), max) }
+
+// previewJSON is preview for JSON text (the canonical args).
+func previewJSON(s string, max int) string { return bound(escapeJSONText(Redact(s)), max) }
+
+func bound(s string, max int) string {
 	if len(s) > max {
 		cut := max
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

@@ -1,0 +1,49 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRedactHidesSecrets(t *testing.T) {
+	for _, c := range []struct{ in, secret string }{
+		{"git push https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"},
+		{"export GH=github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop"},
+		{"OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234", "sk-proj-abcdefghijklmnop1234"},
+		{"aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"},
+		{"curl -H 'Authorization: Bearer eyJhbGciOi.payload.sig' x", "eyJhbGciOi.payload.sig"},
+		{`{"password":"hunter2"}`, "hunter2"},
+		{"mysql --password=s3cr3t -u root", "s3cr3t"},
+		{"psql postgres://admin:topsecret@db/x", "topsecret"},
+		{"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA"},
+		{"token: xoxb-123456789012-abcdefghij", "xoxb-123456789012-abcdefghij"},
+	} {
+		got := Redact(c.in)
+		if strings.Contains(got, c.secret) || !strings.Contains(got, "[REDACTED]") {
+			t.Errorf("Redact(%q) = %q: secret kept", c.in, got)
+		}
+	}
+	if got := Redact("go test ./... && echo tokens are fine"); got != "go test ./... && echo tokens are fine" {
+		t.Errorf("ordinary text changed: %q", got)
+	}
+}
+
+// TestEscapeTextShowsWhatRuns: control characters, ANSI escapes, bidi
+// overrides and zero-width characters are shown escaped; a literal
+// backslash sequence and the character it spells never look alike.
+func TestEscapeTextShowsWhatRuns(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ls\x1b[2J", `ls\x1b[2J`},
+		{"rm -rf /\r# harmless", `rm -rf /\r# harmless`},
+		{"echo \u202egnp.exe", `echo \u202egnp.exe`},
+		{"a\u200bb", `a\u200bb`},
+		{"tab\there", `tab\there`},
+		{`literal\tbackslash`, `literal\\tbackslash`},
+		{"bad\xffbyte", `bad\xffbyte`},
+		{"plain ünïcode ✓", "plain ünïcode ✓"},
+	} {
+		if got := escapeText(c.in); got != c.want {
+			t.Errorf("escapeText(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
