@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -41,8 +42,13 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("hostcore", flag.ContinueOnError)
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission card waits before it is denied")
+	slots := fs.Int("mutation-slots", envInt("HOSTCORE_MUTATION_SLOTS", 4), "Write/Edit bodies that may run at once across sessions")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *slots < 1 {
+		fmt.Fprintln(os.Stderr, "hostcore: --mutation-slots must be at least 1")
 		return 2
 	}
 	timeout, err := time.ParseDuration(*timeoutStr)
@@ -95,7 +101,7 @@ func run(args []string) int {
 
 	srv := rpc.NewServer(os.Stdin, os.Stdout, log)
 	h, err := handlers.New(handlers.Config{
-		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel,
+		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel, MutationSlots: *slots,
 	}, st, srv, log)
 	if err != nil {
 		log.Error("start-up", "err", err)
@@ -111,6 +117,13 @@ func run(args []string) int {
 	}
 	log.Info("hostcore exiting")
 	return 0
+}
+
+func envInt(key string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
 
 func envOr(key, def string) string {
