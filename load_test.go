@@ -28,7 +28,7 @@ func currentLoadShape() loadShape {
 	case os.Getenv("HOSTCORE_LOAD") == "heavy":
 		return loadShape{autoSessions: 12, askSessions: 4, callsPerSession: 1500, inFlight: 8}
 	case raceEnabled:
-		return loadShape{autoSessions: 6, askSessions: 2, callsPerSession: 150, inFlight: 4}
+		return loadShape{autoSessions: 6, askSessions: 2, callsPerSession: 100, inFlight: 3}
 	}
 	return loadShape{autoSessions: 7, askSessions: 3, callsPerSession: 400, inFlight: 6}
 }
