@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,18 +63,33 @@ func run(args []string) int {
 		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	// HOSTCORE_CPUPROFILE=FILE writes a CPU profile of the whole run (for
+	// `go tool pprof`), to profile the real binary as a client drives it.
+	if p := os.Getenv("HOSTCORE_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 
 	dir, err := canonicalDataDir(*dataDir)
 	if err != nil {
 		log.Error("data dir", "err", err)
 		return 1
 	}
+	// The two slow start-up steps run side by side: opening (and
+	// migrating) the database, and compiling the tool schemas.
+	schemas := make(chan error, 1)
+	go func() { schemas <- handlers.Prepare() }()
 	st, err := store.Open(dir)
 	if err != nil {
 		log.Error("opening store", "err", err)
 		return 1
 	}
 	defer st.Close()
+	if err := <-schemas; err != nil {
+		log.Error("compiling tool schemas", "err", err)
+		return 1
+	}
 	// Benchmark-only switch: measures what the audit costs. Never set it in
 	// production; every call would go unaudited.
 	if os.Getenv("HOSTCORE_BENCH_NO_AUDIT") == "1" {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -416,11 +417,13 @@ func inCatalog(id string) bool {
 
 // patchRe finds apply_patch, git apply (git -C dir apply too) and patch as a
 // command word: at the start, or after ; & | ( ! { or a newline.
-var patchRe = regexp.MustCompile(`(?:^|[;&|(!{\n])\s*(?:sudo\s+)?(?:\S*/)?(apply_patch|git(?:\s+-[Cc]\s+\S+)*\s+apply|patch)(?:\s|$|[;&|)])`)
+var patchRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[;&|(!{\n])\s*(?:sudo\s+)?(?:\S*/)?(apply_patch|git(?:\s+-[Cc]\s+\S+)*\s+apply|patch)(?:\s|$|[;&|)])`)
+})
 
 // patchCommand names the patch command a shell command runs, "" if none.
 func patchCommand(command string) string {
-	m := patchRe.FindStringSubmatch(command)
+	m := patchRe().FindStringSubmatch(command)
 	if m == nil {
 		return ""
 	}

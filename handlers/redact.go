@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -17,22 +18,26 @@ const (
 
 // secretPatterns match tokens, keys and passwords. Each match keeps its
 // first group (the label) and loses the secret.
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
-	regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\]+`),
-	regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"'&,}\\]+`),
-	regexp.MustCompile(`()\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
-	regexp.MustCompile(`()\bgithub_pat_[A-Za-z0-9_]{20,}`),
-	regexp.MustCompile(`()\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`),
-	regexp.MustCompile(`()\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`()\bxox[abprs]-[A-Za-z0-9-]{10,}`),
-	regexp.MustCompile(`()\bAIza[0-9A-Za-z_-]{35}`),
-	regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+(@)`),
-}
+// They are compiled on first use: every process pays package init, and
+// reapers (hostcore re-executed per command) never redact anything.
+var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
+		regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\]+`),
+		regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"'&,}\\]+`),
+		regexp.MustCompile(`()\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
+		regexp.MustCompile(`()\bgithub_pat_[A-Za-z0-9_]{20,}`),
+		regexp.MustCompile(`()\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`),
+		regexp.MustCompile(`()\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+		regexp.MustCompile(`()\bxox[abprs]-[A-Za-z0-9-]{10,}`),
+		regexp.MustCompile(`()\bAIza[0-9A-Za-z_-]{35}`),
+		regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+(@)`),
+	}
+})
 
 // Redact replaces secrets in s with [REDACTED].
 func Redact(s string) string {
-	for _, re := range secretPatterns {
+	for _, re := range secretPatterns() {
 		s = re.ReplaceAllStringFunc(s, func(m string) string {
 			sub := re.FindStringSubmatch(m)
 			out := sub[1] + "[REDACTED]"

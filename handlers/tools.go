@@ -112,26 +112,59 @@ func compileSchema(name string, doc []byte) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// builtinTools compiles every embedded schema (a schema that fails to
-// compile stops the program) and attaches it to its tool.
-func builtinTools() (*toolset, error) {
+// embeddedSchemas are the tool schemas of handlers/schemas, compiled once
+// per process with one compiler (so the meta-schema is checked once, not
+// per schema).
+var embeddedSchemas = sync.OnceValues(func() (map[string]compiledSchema, error) {
 	entries, err := schemaFS.ReadDir("schemas")
 	if err != nil {
 		return nil, err
 	}
-	schemas := map[string]*jsonschema.Schema{}
-	docs := map[string]json.RawMessage{}
+	// Draft-07 covers every keyword these schemas use and compiles in half
+	// the time of 2020-12 (start-up budget). Plugin schemas stay 2020-12.
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft7
+	docs := map[string][]byte{}
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".json")
 		doc, err := schemaFS.ReadFile("schemas/" + e.Name())
 		if err != nil {
 			return nil, err
 		}
-		sc, err := compileSchema(name, doc)
-		if err != nil {
-			return nil, err
+		if err := c.AddResource("hostcore:///"+name+".json", bytes.NewReader(doc)); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
-		schemas[name], docs[name] = sc, doc
+		docs[name] = doc
+	}
+	out := map[string]compiledSchema{}
+	for name, doc := range docs {
+		sc, err := c.Compile("hostcore:///" + name + ".json")
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
+		}
+		out[name] = compiledSchema{sc, doc}
+	}
+	return out, nil
+})
+
+type compiledSchema struct {
+	schema *jsonschema.Schema
+	doc    json.RawMessage
+}
+
+// Prepare compiles the embedded schemas now, so main can do it while the
+// database opens.
+func Prepare() error {
+	_, err := embeddedSchemas()
+	return err
+}
+
+// builtinTools attaches its compiled schema to every built-in tool. A
+// schema that fails to compile stops the program at start-up.
+func builtinTools() (*toolset, error) {
+	schemas, err := embeddedSchemas()
+	if err != nil {
+		return nil, err
 	}
 	ts := &toolset{byName: map[string]*toolDef{}}
 	for _, t := range builtinDefs() {
@@ -139,7 +172,7 @@ func builtinTools() (*toolset, error) {
 		if !ok {
 			return nil, fmt.Errorf("tool %s has no schema in handlers/schemas", t.Name)
 		}
-		t.schema, t.schemaJSON = sc, docs[t.Name]
+		t.schema, t.schemaJSON = sc.schema, sc.doc
 		ts.add(t)
 	}
 	return ts, nil
