@@ -421,7 +421,7 @@ func benchBash(b testing.TB, bin string, reps int) benchRow {
 		}))
 	}
 	rss := peakRSS(h.cmd.Process.Pid)
-	row.extra = fmt.Sprintf("%.0f MB counted, %d MB streamed as tool.output, peak RSS %d MiB", bytesOut/1e6, streamed>>20, rss>>20)
+	row.extra = fmt.Sprintf("%.0f MB counted and %d MB streamed as tool.output per run, peak RSS %d MiB", bytesOut/1e6, streamed/int64(reps)>>20, rss>>20)
 	row.check = func(o, r time.Duration) bool { return float64(o) <= 2*float64(r) && rss < 100<<20 }
 	return row
 }

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,13 +186,22 @@ func (c *call) outputNotifier() func(stream string, seq int, data []byte) {
 // without HTML escaping: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029
 // are escaped. Runs of plain bytes are copied at once: a command's output
 // is mostly plain.
+// jsonPlain marks the ASCII bytes a JSON string holds as they are.
+var jsonPlain = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
+
 func appendJSONString(dst, s []byte) []byte {
 	const hex = "0123456789abcdef"
+	dst = slices.Grow(dst, len(s)+len(s)/16+2)
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' && b < utf8.RuneSelf {
+		if jsonPlain[b] {
 			i++
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -183,7 +184,10 @@ func runeCut(p []byte) int {
 // a rune. It runs on its own goroutine so the delay timer fires even while the
 // reader is blocked; the channel between them is the back-pressure that keeps
 // a slow consumer from growing memory.
-func emit(stream string, in <-chan []byte, out func(stream string, seq int, data []byte)) {
+// chunkPool recycles the copies pump hands to emit.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, readBuf); return &b }}
+
+func emit(stream string, in <-chan *[]byte, out func(stream string, seq int, data []byte)) {
 	var (
 		pending []byte
 		seq     int
@@ -195,7 +199,8 @@ func emit(stream string, in <-chan []byte, out func(stream string, seq int, data
 	send := func(n int) {
 		out(stream, seq, pending[:n:n])
 		seq++
-		pending = append([]byte(nil), pending[n:]...)
+		// out has returned and kept nothing: shift the rest down in place.
+		pending = pending[:copy(pending, pending[n:])]
 	}
 	for {
 		select {
@@ -206,7 +211,8 @@ func emit(stream string, in <-chan []byte, out func(stream string, seq int, data
 				}
 				return
 			}
-			pending = append(pending, p...)
+			pending = append(pending, *p...)
+			chunkPool.Put(p)
 			for len(pending) >= chunkMax {
 				n := runeCut(pending[:chunkMax])
 				if n == 0 {

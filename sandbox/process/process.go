@@ -13,7 +13,6 @@ package process
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -70,7 +69,8 @@ type Spec struct {
 	// stream is truncated (created on the first truncation and written as
 	// output arrives, so memory stays flat).
 	SpillDir string
-	// OnOutput, if set, receives the output as it arrives: chunks of at most
+	// OnOutput, if set, receives the output as it arrives (data is only
+	// valid during the call: copy it to keep it): chunks of at most
 	// 16 KiB, each delivered at most 50 ms after its bytes arrived, never
 	// splitting a UTF-8 rune; seq counts from 0 per stream; calls for one
 	// stream are sequential, calls for stdout and stderr may be concurrent.
@@ -277,10 +277,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 // pump reads one output stream to EOF (or to the drain deadline), feeding the
 // bounded capture and, when set, the OnOutput emitter.
 func pump(r *os.File, c *capture, onOutput func(string, int, []byte)) {
-	var ch chan []byte
+	var ch chan *[]byte
 	done := make(chan struct{})
 	if onOutput != nil {
-		ch = make(chan []byte, 4)
+		ch = make(chan *[]byte, 4)
 		go func() {
 			defer close(done)
 			emit(c.name, ch, onOutput)
@@ -294,7 +294,11 @@ func pump(r *os.File, c *capture, onOutput func(string, int, []byte)) {
 		if n > 0 {
 			c.write(buf[:n])
 			if ch != nil {
-				ch <- bytes.Clone(buf[:n])
+				// A pooled copy: emit returns it once appended, so a flood
+				// reuses a few buffers instead of allocating one per read.
+				p := chunkPool.Get().(*[]byte)
+				*p = append((*p)[:0], buf[:n]...)
+				ch <- p
 			}
 		}
 		if err != nil {

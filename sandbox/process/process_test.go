@@ -545,19 +545,20 @@ func TestOnOutputLargeCoalesced(t *testing.T) {
 
 func TestEmitHoldsIncompleteRune(t *testing.T) {
 	t.Parallel()
-	in := make(chan []byte)
+	in := make(chan *[]byte)
+	chunk := func(s string) *[]byte { b := []byte(s); return &b }
 	var got []string
 	done := make(chan struct{})
 	go func() {
 		emit("stdout", in, func(_ string, _ int, d []byte) { got = append(got, string(d)) })
 		close(done)
 	}()
-	in <- []byte("x\xe2")
+	in <- chunk("x\xe2")
 	time.Sleep(3 * chunkDelay)
-	in <- []byte("\x82")
+	in <- chunk("\x82")
 	time.Sleep(3 * chunkDelay)
-	in <- []byte("\xac")
-	in <- []byte("\xe2") // incomplete at EOF: delivered anyway
+	in <- chunk("\xac")
+	in <- chunk("\xe2") // incomplete at EOF: delivered anyway
 	close(in)
 	<-done
 	if diff := cmp.Diff([]string{"x", "€\xe2"}, got); diff != "" {
