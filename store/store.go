@@ -69,8 +69,10 @@ var migrations = []string{
 		created_at TEXT NOT NULL,
 		PRIMARY KEY (session_id, tool_call_id)
 	) WITHOUT ROWID;
+	-- A plain rowid: audit rows are never deleted, so it only grows, and
+	-- AUTOINCREMENT would write sqlite_sequence on every insert.
 	CREATE TABLE audit (
-		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		id INTEGER PRIMARY KEY,
 		session_id TEXT NOT NULL,
 		turn_id TEXT NOT NULL,
 		tool_call_id TEXT NOT NULL,
