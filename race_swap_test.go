@@ -61,3 +61,31 @@ func TestApprovalCannotBeRaced(t *testing.T) {
 		t.Fatalf("files appeared outside the workspace: %v", entries)
 	}
 }
+
+// TestSameFileTwiceInOneBatch: in ask mode, two Writes and an Edit of one
+// file sent together all run once approved. The first Write's atomic
+// rename gives the file a new inode; that is the same approved location,
+// not a swap (found by the load test: the recheck refused the second call).
+func TestSameFileTwiceInOneBatch(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "ask"})
+	c.send(10, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w1", "toolName": "Write", "args": map[string]any{"path": "new/f.txt", "content": "one\n"}})
+	c.send(11, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w2", "toolName": "Write", "args": map[string]any{"path": "new/f.txt", "content": "two\n"}})
+	c.send(12, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "e1", "toolName": "Edit", "args": map[string]any{"path": "new/f.txt", "old_string": "two", "new_string": "three"}})
+	for range 3 {
+		var card struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
+		h.send(t, `{"jsonrpc":"2.0","id":`+string(card.ID)+`,"result":{"decision":"allow-once"}}`)
+	}
+	for _, id := range []int{10, 11, 12} {
+		if r := c.result(id); r["ok"] != true {
+			t.Fatalf("call %d: %v", id, r)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "new", "f.txt")); string(b) != "three\n" {
+		t.Fatalf("file is %q, want the three calls applied in order", b)
+	}
+}

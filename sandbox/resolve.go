@@ -85,6 +85,8 @@ type Resolved struct {
 	Name string
 	// Exists reports whether Abs existed at resolution time.
 	Exists bool
+	// IsDir reports whether Abs was an existing directory.
+	IsDir bool
 	// Ident is the target's identity if it exists, else its nearest existing
 	// ancestor's.
 	Ident FileIdent
@@ -171,6 +173,7 @@ func (r Roots) Resolve(p string) (Resolved, error) {
 	}
 	res.Ident = identOf(fi)
 	res.Ident.OfTarget = w.exists
+	res.IsDir = w.exists && fi.IsDir()
 
 	if res.Root == RootExternal {
 		switch {
@@ -204,9 +207,16 @@ func (r Roots) Resolve(p string) (Resolved, error) {
 }
 
 // Recheck resolves approved.Path again immediately before execution and
-// fails with ErrChanged when the Root, Abs, Ident or BaseIdent differ, so an
-// approval cannot be raced by swapping a symlink or renaming a directory
-// while the permission card is open.
+// fails with ErrChanged when the Root, Abs or BaseIdent differ, or when a
+// directory target is no longer the same directory, so an approval cannot
+// be raced by swapping a symlink or renaming a directory while the
+// permission card is open: any such swap moves Abs or replaces Base.
+//
+// A file target may have been replaced at the same canonical path (an
+// earlier Write of the same batch renames a new file over it; a missing
+// file may have been created meanwhile): that is the same location the
+// user approved, and the operation still runs beneath the pinned Base. It
+// must not have turned into a directory.
 func (r Roots) Recheck(approved Resolved) (Resolved, error) {
 	if approved.Path == "" {
 		return Resolved{}, fmt.Errorf("%w: nothing was resolved", ErrInvalidPath)
@@ -220,7 +230,9 @@ func (r Roots) Recheck(approved Resolved) (Resolved, error) {
 		return Resolved{}, fmt.Errorf("%w: %s is now %s, was %s", ErrChanged, approved.Path, cur.Root, approved.Root)
 	case cur.Abs != approved.Abs:
 		return Resolved{}, fmt.Errorf("%w: %s now lands at %s, was %s", ErrChanged, approved.Path, cur.Abs, approved.Abs)
-	case cur.Ident != approved.Ident || cur.BaseIdent != approved.BaseIdent:
+	case cur.BaseIdent != approved.BaseIdent:
+		return Resolved{}, fmt.Errorf("%w: the directory holding %s was replaced", ErrChanged, approved.Path)
+	case approved.IsDir && cur.Ident != approved.Ident, cur.IsDir != approved.IsDir:
 		return Resolved{}, fmt.Errorf("%w: %s was replaced", ErrChanged, approved.Path)
 	}
 	return cur, nil
