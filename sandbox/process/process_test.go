@@ -594,20 +594,31 @@ func TestShellCatalog(t *testing.T) {
 }
 
 func TestLoginPath(t *testing.T) {
-	t.Parallel()
+	// Hermetic: fake login shells, not this machine's $SHELL and rc files
+	// (a developer's profile can take seconds, which made this flaky).
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fakesh")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho 'motd: welcome'\nprintf %s /opt/tools/bin:/usr/bin\n"), 0o755)
+	t.Setenv("SHELL", fake)
+	t.Setenv("HOME", dir)
 	p := LoginPath()
-	if !strings.Contains(p, "/") || strings.Contains(p, "\n") {
-		t.Errorf("LoginPath() = %q", p)
+	if p != "/opt/tools/bin:/usr/bin" {
+		t.Errorf("LoginPath() = %q, want the last line the login shell printed", p)
 	}
 	if p2 := LoginPath(); p2 != p {
-		t.Errorf("second call %q differs", p2)
+		t.Errorf("second call %q differs: not cached", p2)
 	}
-	// A shell that hangs is cut off at the bound and yields "".
-	dir := t.TempDir()
+	// A shell that fails yields "" (best effort), and so does one that
+	// hangs, cut off at the bound.
+	failing := filepath.Join(dir, "failsh")
+	os.WriteFile(failing, []byte("#!/bin/sh\nexit 3\n"), 0o755)
+	if got := probeLoginPath(failing, 5*time.Second); got != "" {
+		t.Errorf("failing probe gave %q", got)
+	}
 	slow := filepath.Join(dir, "slowsh")
 	os.WriteFile(slow, []byte("#!/bin/sh\nsleep 1000\n"), 0o755)
 	start := time.Now()
-	if got := probeLoginPath(slow, 200*time.Millisecond); got != "" || time.Since(start) > 2*time.Second {
+	if got := probeLoginPath(slow, 200*time.Millisecond); got != "" || time.Since(start) > 15*time.Second {
 		t.Errorf("hung probe gave %q after %v", got, time.Since(start))
 	}
 }
