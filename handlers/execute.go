@@ -302,19 +302,6 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 			}
 			return denied(ans.Decision, ctx)
 		}
-		// Approval cannot be raced: resolve again and insist on the same
-		// file (design section 4).
-		if c.hasTarget {
-			again, err := c.roots.Recheck(c.target)
-			if err != nil {
-				if req.Outside {
-					a.external = "denied"
-				}
-				a.decision = decPolicy
-				return failResult(CodeToolDenied, "the path changed while the permission card was open (%v); the call was not executed", err)
-			}
-			c.target = again
-		}
 	}
 	if req.Outside {
 		a.external = "allowed"
@@ -333,6 +320,20 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	}
 	if ctx.Err() != nil {
 		return aborted(ctx)
+	}
+	// Approval cannot be raced: after every wait, right before the body,
+	// resolve again and insist on the approved location (design section
+	// 4); the file operations then pin its directory themselves.
+	if a.prompted && c.hasTarget {
+		again, err := c.roots.Recheck(c.target)
+		if err != nil {
+			if req.Outside {
+				a.external = "denied"
+			}
+			a.decision = decPolicy
+			return failResult(CodeToolDenied, "the path changed while the permission card was open (%v); the call was not executed", err)
+		}
+		c.target = again
 	}
 	bodyStart := time.Now()
 	res := t.run(ctx, c)

@@ -50,6 +50,43 @@ func openBase(res Resolved) (*os.Root, error) {
 	return root, nil
 }
 
+// openParent opens the target's parent directory as a root of its own and
+// returns it with the target's last component. When create is set, missing
+// parents are made first. The directory held open is proven to be the real
+// directory at its canonical path (no symlink anywhere on it, the same
+// device and inode), so a symlink planted in a missing component, or a
+// directory swapped after the approval was checked, cannot redirect the
+// operation: everything after this happens to one name in that directory.
+func openParent(res Resolved, create bool) (*os.Root, string, error) {
+	root, err := openBase(res)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, base := filepath.Dir(res.Name), filepath.Base(res.Name)
+	if dir == "." {
+		return root, base, nil
+	}
+	defer root.Close()
+	if create {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return nil, "", fmt.Errorf("creating directory for %s: %w", res.Display, err)
+		}
+	}
+	parent, err := root.OpenRoot(dir)
+	if err != nil {
+		return nil, "", notExist(err, res.Display)
+	}
+	want := filepath.Join(res.Base, dir)
+	real, err := filepath.EvalSymlinks(want)
+	held, herr := parent.Stat(".")
+	there, lerr := os.Lstat(want)
+	if err != nil || real != want || herr != nil || lerr != nil || !there.IsDir() || identOf(held) != identOf(there) {
+		parent.Close()
+		return nil, "", fmt.Errorf("%w: %s is no longer the directory that was checked", ErrChanged, filepath.Dir(res.Display))
+	}
+	return parent, base, nil
+}
+
 // classify maps a file's type onto the package errors; nil for a regular file.
 func classify(fi fs.FileInfo) error {
 	switch {
@@ -73,19 +110,19 @@ func notExist(err error, name string) error {
 // before the open and again on the open descriptor; the open itself uses
 // O_NONBLOCK, so a FIFO swapped in between cannot hang the call.
 func OpenRegular(res Resolved) (*os.File, fs.FileInfo, error) {
-	root, err := openBase(res)
+	root, name, err := openParent(res, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer root.Close()
-	fi, err := root.Stat(res.Name)
+	fi, err := root.Stat(name)
 	if err != nil {
 		return nil, nil, notExist(err, res.Display)
 	}
 	if err := classify(fi); err != nil {
 		return nil, nil, err
 	}
-	f, err := root.OpenFile(res.Name, openReadFlags, 0)
+	f, err := root.OpenFile(name, openReadFlags, 0)
 	if err != nil {
 		return nil, nil, notExist(err, res.Display)
 	}
@@ -133,22 +170,18 @@ func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
 // socket or device at the target is refused. created reports that nothing
 // existed at the target before.
 func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
-	root, err := openBase(res)
+	if res.Name == "." {
+		return false, ErrIsDir
+	}
+	root, base, err := openParent(res, true)
 	if err != nil {
 		return false, err
 	}
 	defer root.Close()
-	if res.Name == "." {
-		return false, ErrIsDir
-	}
-	dir, base := filepath.Dir(res.Name), filepath.Base(res.Name)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return false, fmt.Errorf("creating directory for %s: %w", res.Display, err)
-	}
 
 	perm := fs.FileMode(0o644)
 	created = true
-	switch fi, err := root.Lstat(res.Name); {
+	switch fi, err := root.Lstat(base); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return false, fmt.Errorf("writing %s: %w", res.Display, err)
@@ -163,7 +196,7 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 		perm, created = fi.Mode().Perm(), false
 	}
 
-	tmp, f, err := createTemp(root, dir, base)
+	tmp, f, err := createTemp(root, ".", base)
 	if err != nil {
 		return false, fmt.Errorf("writing %s: %w", res.Display, err)
 	}
@@ -186,14 +219,14 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("writing %s: %w", res.Display, err)
 	}
-	if err := root.Rename(tmp, res.Name); err != nil {
+	if err := root.Rename(tmp, base); err != nil {
 		if errors.Is(err, syscall.EISDIR) {
 			return false, fmt.Errorf("%w: %s", ErrIsDir, res.Display)
 		}
 		return false, fmt.Errorf("writing %s: %w", res.Display, err)
 	}
 	renamed = true
-	if err := syncDir(root, dir); err != nil {
+	if err := syncDir(root, "."); err != nil {
 		return created, fmt.Errorf("syncing directory of %s: %w", res.Display, err)
 	}
 	return created, nil
@@ -203,19 +236,15 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 // anything (a symlink at the name counts as existing); parents are created.
 // Used for plan artifacts.
 func CreateExclusive(res Resolved, data []byte) error {
-	root, err := openBase(res)
+	if res.Name == "." {
+		return ErrIsDir
+	}
+	root, base, err := openParent(res, true)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	if res.Name == "." {
-		return ErrIsDir
-	}
-	dir := filepath.Dir(res.Name)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating directory for %s: %w", res.Display, err)
-	}
-	f, err := root.OpenFile(res.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := root.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
@@ -230,10 +259,10 @@ func CreateExclusive(res Resolved, data []byte) error {
 		err = cerr
 	}
 	if err != nil {
-		root.Remove(res.Name)
+		root.Remove(base)
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
-	if err := syncDir(root, dir); err != nil {
+	if err := syncDir(root, "."); err != nil {
 		return fmt.Errorf("syncing directory of %s: %w", res.Display, err)
 	}
 	return nil
@@ -242,15 +271,15 @@ func CreateExclusive(res Resolved, data []byte) error {
 // Remove removes a regular file (rollback of a created file). Anything else
 // at the name, including a symlink, is refused.
 func Remove(res Resolved) error {
-	root, err := openBase(res)
+	if res.Name == "." {
+		return ErrIsDir
+	}
+	root, base, err := openParent(res, false)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	if res.Name == "." {
-		return ErrIsDir
-	}
-	fi, err := root.Lstat(res.Name)
+	fi, err := root.Lstat(base)
 	if err != nil {
 		return notExist(err, res.Display)
 	}
@@ -260,10 +289,10 @@ func Remove(res Resolved) error {
 	if err := classify(fi); err != nil {
 		return err
 	}
-	if err := root.Remove(res.Name); err != nil {
+	if err := root.Remove(base); err != nil {
 		return fmt.Errorf("removing %s: %w", res.Display, err)
 	}
-	if err := syncDir(root, filepath.Dir(res.Name)); err != nil {
+	if err := syncDir(root, "."); err != nil {
 		return fmt.Errorf("syncing directory of %s: %w", res.Display, err)
 	}
 	return nil
@@ -304,12 +333,12 @@ func syncDir(root *os.Root, dir string) error {
 // Stat describes the target through its Base root, following symlinks only
 // where they stay inside it.
 func Stat(res Resolved) (fs.FileInfo, error) {
-	root, err := openBase(res)
+	root, name, err := openParent(res, false)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	fi, err := root.Stat(res.Name)
+	fi, err := root.Stat(name)
 	if err != nil {
 		return nil, notExist(err, res.Name)
 	}
