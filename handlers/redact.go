@@ -103,8 +103,44 @@ func isInvisibleFormat(r rune) bool {
 // preview is redacted, escaped and bounded text.
 func preview(s string, max int) string { return bound(escapeText(Redact(s)), max) }
 
-// previewJSON is preview for JSON text (the canonical args).
-func previewJSON(s string, max int) string { return bound(escapeJSONText(Redact(s)), max) }
+// previewJSON is preview for JSON text (the canonical args). Secrets are
+// redacted in each decoded string value, where quotes are quotes (in the
+// encoded text every '"' is '\"' and the patterns would stop short); then
+// the value is encoded again.
+func previewJSON(s string, max int) string {
+	return bound(escapeJSONText(redactJSON(s)), max)
+}
+
+func redactJSON(s string) string {
+	v, err := decodeAny(json.RawMessage(s))
+	if err != nil {
+		return Redact(s)
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch x := x.(type) {
+		case string:
+			return Redact(x)
+		case map[string]any:
+			for k, val := range x {
+				x[k] = walk(val)
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		}
+		return x
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(walk(v)); err != nil {
+		return Redact(s)
+	}
+	// A secret can also sit in a key, or span the whole encoded value.
+	return Redact(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+}
 
 func bound(s string, max int) string {
 	if len(s) > max {

@@ -47,3 +47,19 @@ func TestEscapeTextShowsWhatRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewJSONRedactsQuotedSecrets: in canonical JSON every quote is
+// escaped; secrets inside quoted strings must still go (found in review).
+func TestPreviewJSONRedactsQuotedSecrets(t *testing.T) {
+	for _, c := range []struct{ args, secret string }{
+		{`{"command":"export API_KEY=\"abcd1234secretvalue\""}`, "abcd1234secretvalue"},
+		{`{"content":"token: \"qwertyuiop\"","path":"a.yml"}`, "qwertyuiop"},
+		{`{"command":"curl -d '{\"password\":\"hunter2xyz\"}' https://x"}`, "hunter2xyz"},
+		{`{"nested":[{"k":"Authorization: Bearer abc.def.ghi"}]}`, "abc.def.ghi"},
+	} {
+		got := previewJSON(string(canonicalJSON([]byte(c.args))), previewMax)
+		if strings.Contains(got, c.secret) {
+			t.Errorf("preview of %s kept the secret: %s", c.args, got)
+		}
+	}
+}
