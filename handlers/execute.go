@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"hostcore/perms"
@@ -336,7 +337,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		c.target = again
 	}
 	bodyStart := time.Now()
-	res := t.run(ctx, c)
+	res := s.runBody(ctx, c)
 	a.body = time.Since(bodyStart)
 	if res == nil {
 		res = failResult(CodeToolFailed, "%s returned no result", t.Name)
@@ -345,6 +346,18 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		res = aborted(ctx)
 	}
 	return res
+}
+
+// runBody runs the tool. A panic in a tool becomes TOOL_FAILED here, inside
+// the envelope, so the call is still answered and audited like any other.
+func (s *Server) runBody(ctx context.Context, c *call) (res *ToolResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("tool panicked", "tool", c.tool.Name, "toolCallId", c.p.ToolCallID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			res = failResult(CodeToolFailed, "%s failed with an internal error; it has been logged", c.tool.Name)
+		}
+	}()
+	return c.tool.run(ctx, c)
 }
 
 // needsCard says whether, without a grant, the request would have asked:

@@ -223,7 +223,7 @@ func descend(root, base, prefix string, chain *ignoreNode, hidden bool) (*ignore
 		}
 		topRel := joinRel(prefix, rel)
 		chain = loadIgnoreDir(chain, dir, topRel, has)
-		if part == ".." || part == "." || part == ".git" || (part[0] == '.' && !hidden) {
+		if part == "" || part == ".." || part == "." || part == ".git" || (part[0] == '.' && !hidden) {
 			return nil, false
 		}
 		dir = filepath.Join(dir, part)
