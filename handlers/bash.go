@@ -550,6 +550,29 @@ var otherHomes = [][]string{{"root"}, {"var", "root"}, {"home", ""}, {"Users", "
 // with ".." are resolved against the workspace (the cwd), so ../../.ssh is
 // seen too; glob words are matched component by component as the shell
 // would, so ~/.ss? is seen and ~/* is not.
+// procAlias matches /proc/<pid|self|thread-self>/root and .../cwd, which
+// spell another path through procfs (found in review:
+// /proc/self/root/home/u/.ssh/id_rsa walked past the list).
+var multiSlash = regexp.MustCompile(`/{2,}`)
+
+var procAlias = regexp.MustCompile(`^/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/(root|cwd)(/.*)?$`)
+
+// unproc rewrites a procfs alias to the path it names: root is "/", and
+// cwd is the command's working directory, the workspace.
+func unproc(p, workspace string) string {
+	m := procAlias.FindStringSubmatch(p)
+	if m == nil {
+		return p
+	}
+	if m[1] == "cwd" {
+		if workspace == "" {
+			return p
+		}
+		return path.Clean(workspace + "/" + m[2])
+	}
+	return path.Clean("/" + m[2])
+}
+
 func deniedPath(command, workspace, home string, extra []string) string {
 	text := strings.ReplaceAll(command, "${HOME}", "$HOME")
 	var entries [][]string
@@ -571,7 +594,9 @@ func deniedPath(command, workspace, home string, extra []string) string {
 			}
 			p = workspace + "/" + p
 		}
-		p = path.Clean(p)
+		// The procfs alias is rewritten before cleaning: cwd and root are
+		// links, so a ".." after them climbs from where they point.
+		p = path.Clean(unproc(multiSlash.ReplaceAllString(p, "/"), workspace))
 		if workspace != "" && sandbox.LexicallyInside(workspace, p) {
 			continue
 		}

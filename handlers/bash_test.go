@@ -41,6 +41,10 @@ func TestDeniedPath(t *testing.T) {
 		{command: `cp "$HOME/Library/Application Support/Firefox/Profiles/x/key4.db" .`, want: "$HOME/Library/Application Support/Firefox/Profiles/x/key4.db"},
 		{command: "cat ~/vault/key", extra: []string{"~/vault"}, want: "~/vault/key"},
 		{command: "cat /srv/secret/x", extra: []string{"/srv/secret"}, want: "/srv/secret/x"},
+		{command: "cat /proc/self/root/home/me/.ssh/id_rsa", want: "/proc/self/root/home/me/.ssh/id_rsa"},
+		{command: "cat /proc/1/root/etc/shadow", want: "/proc/1/root/etc/shadow"},
+		{command: "cat /proc/self/cwd/../../.ssh/id_rsa", want: "/proc/self/cwd/../../.ssh/id_rsa"},
+		{command: "cat /proc/self/task/12/root/root/.aws/credentials", want: "/proc/self/task/12/root/root/.aws/credentials"},
 		// allowed
 		{command: "ls ~"},
 		{command: "ls ~/*"},

@@ -131,6 +131,12 @@ func (c *call) editFailed(kind string, r *ToolResult) *ToolResult {
 func (c *call) countFailure(kind, key string) int {
 	c.rt.mu.Lock()
 	defer c.rt.mu.Unlock()
+	// Counts live for one prompt: a new prompt starts from nothing, so the
+	// map does not grow over a long session.
+	if c.p.PromptID != c.rt.failPrompt {
+		clear(c.rt.failures)
+		c.rt.failPrompt = c.p.PromptID
+	}
 	k := c.p.PromptID + "\x00" + kind + "\x00" + key
 	c.rt.failures[k]++
 	return c.rt.failures[k]

@@ -129,6 +129,11 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	if t == nil || !t.Mutation {
 		return nil
 	}
+	// Only a real session gets a queue: ids a client makes up must not grow
+	// memory. The lookup is served from the session cache.
+	if _, err := s.store.GetSession(context.Background(), p.SessionID); err != nil {
+		return nil
+	}
 	rt := s.runtime(p.SessionID)
 	return &ticket{rt: rt, n: rt.mut.take()}
 }
@@ -275,7 +280,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	if req.Outside {
 		reason = perms.ReasonOutsidePath
 	}
-	req.Granted = s.grants.Has(c.sess.ID, perms.GrantKey(t.Name, reason))
+	req.Granted = s.grants.Has(c.sess.ID, perms.GrantKey(grantName(t), reason))
 	v := perms.Decide(req)
 	switch v.Outcome {
 	case perms.Deny:
@@ -296,7 +301,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 			a.decision = decOnce
 		case perms.AllowSession:
 			a.decision = decSession
-			s.grants.Add(c.sess.ID, perms.GrantKey(t.Name, v.Reason))
+			s.grants.Add(c.sess.ID, perms.GrantKey(grantName(t), v.Reason))
 		default:
 			if req.Outside {
 				a.external = "denied"
@@ -336,9 +341,20 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		}
 		c.target = again
 	}
+	bodyCtx := ctx
+	if t.Class == perms.ClassRead {
+		// Every tool has a timeout (design section 3): reads and searches
+		// too, so a Grep of a huge tree cannot run forever.
+		var cancel context.CancelFunc
+		bodyCtx, cancel = context.WithTimeout(ctx, readToolTimeout)
+		defer cancel()
+	}
 	bodyStart := time.Now()
-	res := s.runBody(ctx, c)
+	res := s.runBody(bodyCtx, c)
 	a.body = time.Since(bodyStart)
+	if ctx.Err() == nil && errors.Is(bodyCtx.Err(), context.DeadlineExceeded) {
+		res = c.setPath(failResult(CodeToolTimeout, "%s did not finish within %s; narrow the path or pattern", t.Name, readToolTimeout))
+	}
 	if res == nil {
 		res = failResult(CodeToolFailed, "%s returned no result", t.Name)
 	}
@@ -346,6 +362,19 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		res = aborted(ctx)
 	}
 	return res
+}
+
+// readToolTimeout bounds Read, Glob, Grep and BrowserPreview.
+const readToolTimeout = 60 * time.Second
+
+// grantName is what allow-session grants are remembered under: the tool
+// name, and for plugin tools the plugin id with its own tool name, so that
+// two plugins whose ids sanitise alike cannot share a grant.
+func grantName(t *toolDef) string {
+	if t.PluginID != "" {
+		return "plugin\x00" + t.PluginID + "\x00" + t.PluginTool
+	}
+	return t.Name
 }
 
 // runBody runs the tool. A panic in a tool becomes TOOL_FAILED here, inside

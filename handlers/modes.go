@@ -54,6 +54,13 @@ func (s *Server) checkDelegate(ctx context.Context, c *call) *ToolResult {
 	if c.p.Delegate == "" {
 		return nil
 	}
+	// Plan and Goal are contract negotiations: a delegate with Bash, Edit or
+	// Write would drive straight through them (design section 10.2). The
+	// matrix already refuses Edit and Write there; a delegate's Bash is
+	// refused too, while its reads stay allowed.
+	if c.sess.Mode != perms.OpAgent && c.tool.Class == perms.ClassExec {
+		return failResult(CodeToolDenied, "delegate %q cannot run %s in %s mode: delegates only read during a contract negotiation", c.p.Delegate, c.tool.Name, c.sess.Mode)
+	}
 	var defs []Subagent
 	json.Unmarshal([]byte(c.sess.Subagents), &defs)
 	for _, d := range defs {

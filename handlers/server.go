@@ -150,9 +150,10 @@ type runtime struct {
 	mut     ticketQueue
 	// failures counts failed mutations per prompt (design section 4d):
 	// key promptId + "\x00" + kind + "\x00" + path.
-	failures map[string]int
-	deleted  bool
-	shells   shellPins // the shell each recent turn pinned (bash.go)
+	failures   map[string]int
+	failPrompt string
+	deleted    bool
+	shells     shellPins // the shell each recent turn pinned (bash.go)
 }
 
 type running struct {
