@@ -11,6 +11,7 @@
 package search
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -137,13 +138,13 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 	}
 	defer syscall.Close(rootFd)
 
-	type hit struct {
-		rel   string
-		mtime int64
-	}
+	// Only the HeadLimit newest matches are kept (a bounded heap, oldest
+	// on top), so a pattern over a huge tree costs memory for what is
+	// shown, not for every match; count covers them all.
 	var (
-		mu   sync.Mutex
-		hits []hit
+		mu    sync.Mutex
+		hits  globHeap
+		count int
 	)
 	err = walk(ctx, walkOptions{
 		root:       start,
@@ -162,9 +163,15 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 			if err != nil {
 				return nil
 			}
-			h := hit{rel, fi.ModTime().UnixNano()}
+			h := globHit{rel, fi.ModTime().UnixNano()}
 			mu.Lock()
-			hits = append(hits, h)
+			count++
+			if len(hits) < o.HeadLimit {
+				heap.Push(&hits, h)
+			} else if newer(h, hits[0]) {
+				hits[0] = h
+				heap.Fix(&hits, 0)
+			}
 			mu.Unlock()
 			return nil
 		},
@@ -172,20 +179,48 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 	if err != nil {
 		return GlobResult{}, err
 	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		if a.mtime != b.mtime {
-			if a.mtime > b.mtime {
-				return -1
-			}
+	slices.SortFunc(hits, func(a, b globHit) int {
+		switch {
+		case newer(a, b):
+			return -1
+		case newer(b, a):
 			return 1
 		}
-		return strings.Compare(a.rel, b.rel)
+		return 0
 	})
-	res := GlobResult{Count: len(hits), Truncated: len(hits) > o.HeadLimit}
-	for _, h := range hits[:min(len(hits), o.HeadLimit)] {
+	res := GlobResult{Count: count, Truncated: count > len(hits)}
+	for _, h := range hits {
 		res.Paths = append(res.Paths, h.rel)
 	}
 	return res, nil
+}
+
+// globHit is one Glob match.
+type globHit struct {
+	rel   string
+	mtime int64
+}
+
+// newer orders matches as Glob lists them: newest first, then by path.
+func newer(a, b globHit) bool {
+	if a.mtime != b.mtime {
+		return a.mtime > b.mtime
+	}
+	return a.rel < b.rel
+}
+
+// globHeap keeps the listed matches with the one to drop first on top.
+type globHeap []globHit
+
+func (h globHeap) Len() int           { return len(h) }
+func (h globHeap) Less(i, j int) bool { return newer(h[j], h[i]) }
+func (h globHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *globHeap) Push(x any)        { *h = append(*h, x.(globHit)) }
+func (h *globHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // globMatcher returns the path test for a Glob pattern. The common
