@@ -52,17 +52,10 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "hostcore: --mutation-slots must be at least 1")
 		return 2
 	}
-	timeout, err := time.ParseDuration(*timeoutStr)
-	if err != nil || timeout <= 0 {
-		fmt.Fprintf(os.Stderr, "hostcore: --permission-timeout %q: want a positive duration such as 120s\n", *timeoutStr)
+	timeout, log, ok := commonFlags("hostcore", *timeoutStr, *logLevel)
+	if !ok {
 		return 2
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(os.Stderr, "hostcore: --log-level %q: want debug, info, warn or error\n", *logLevel)
-		return 2
-	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	// HOSTCORE_CPUPROFILE=FILE writes a CPU profile of the whole run (for
 	// `go tool pprof`), to profile the real binary as a client drives it.
 	if p := os.Getenv("HOSTCORE_CPUPROFILE"); p != "" {
@@ -135,6 +128,22 @@ func run(args []string) int {
 	return 0
 }
 
+// commonFlags checks the flags both commands take and builds the logger
+// (JSON lines on stderr; stdout is the protocol's).
+func commonFlags(cmd, timeoutStr, logLevel string) (time.Duration, *slog.Logger, bool) {
+	timeout, err := time.ParseDuration(timeoutStr)
+	if err != nil || timeout <= 0 {
+		fmt.Fprintf(os.Stderr, "%s: --permission-timeout %q: want a positive duration such as 120s\n", cmd, timeoutStr)
+		return 0, nil, false
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: --log-level %q: want debug, info, warn or error\n", cmd, logLevel)
+		return 0, nil, false
+	}
+	return timeout, slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})), true
+}
+
 func envInt(key string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
 		return v
@@ -197,17 +206,10 @@ func runMCP(args []string) int {
 		fmt.Fprintf(os.Stderr, "hostcore mcp: --permission-mode %q: want ask, accept-edits or auto\n", *permMode)
 		return 2
 	}
-	timeout, err := time.ParseDuration(*timeoutStr)
-	if err != nil || timeout <= 0 {
-		fmt.Fprintf(os.Stderr, "hostcore mcp: --permission-timeout %q: want a positive duration such as 120s\n", *timeoutStr)
+	timeout, log, ok := commonFlags("hostcore mcp", *timeoutStr, *logLevel)
+	if !ok {
 		return 2
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(os.Stderr, "hostcore mcp: --log-level %q: want debug, info, warn or error\n", *logLevel)
-		return 2
-	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	dir, err := canonicalDataDir(*dataDir)
 	if err != nil {
 		log.Error("data dir", "err", err)

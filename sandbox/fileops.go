@@ -206,17 +206,7 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 			root.Remove(tmp)
 		}
 	}()
-	err = f.Chmod(perm)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fill(f, data, perm); err != nil {
 		return false, fmt.Errorf("writing %s: %w", res.Display, err)
 	}
 	if err := root.Rename(tmp, base); err != nil {
@@ -248,17 +238,7 @@ func CreateExclusive(res Resolved, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
-	err = f.Chmod(0o644)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fill(f, data, 0o644); err != nil {
 		root.Remove(base)
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
@@ -296,6 +276,21 @@ func Remove(res Resolved) error {
 		return fmt.Errorf("syncing directory of %s: %w", res.Display, err)
 	}
 	return nil
+}
+
+// fill gives a new file its mode and data, fsyncs and closes it.
+func fill(f *os.File, data []byte, perm fs.FileMode) error {
+	err := f.Chmod(perm)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // createTemp creates an O_EXCL temp file next to the target. The name is
