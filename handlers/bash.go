@@ -3,6 +3,7 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -194,12 +195,28 @@ var jsonPlain = func() (t [256]bool) {
 	return t
 }()
 
+// needsEscape8 reports whether any of eight bytes is outside the plain
+// set: a control byte, '"', '\\' or a non-ASCII byte.
+func needsEscape8(v uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
+	return v&hi != 0 || (v-0x20*lo)&^v&hi != 0 || zero(v^('"'*lo)) != 0 || zero(v^('\\'*lo)) != 0
+}
+
 func appendJSONString(dst, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	dst = slices.Grow(dst, len(s)+len(s)/16+2)
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip plain ASCII eight bytes at a time: command output is mostly
+		// runs of ordinary characters between newlines.
+		for i+8 <= len(s) && !needsEscape8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		b := s[i]
 		if jsonPlain[b] {
 			i++

@@ -1,0 +1,30 @@
+package handlers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzAppendJSONString: the hand-written escaper (with its eight-byte fast
+// path) must produce JSON that decodes back to the input's valid UTF-8.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain text of some length\n", "a\"b\\c\x00\x1f\x7f", "é€😀", "\xff\xfe", strings.Repeat("x", 23) + "\"", "\u2028\u2029", "12345678\n12345678"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := appendJSONString(nil, in)
+		var got string
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%q encodes to invalid JSON %q: %v", in, out, err)
+		}
+		want := strings.ToValidUTF8(string(in), "\ufffd")
+		if utf8.ValidString(string(in)) && got != want {
+			t.Fatalf("%q round-trips to %q", in, got)
+		}
+		if !utf8.ValidString(string(in)) && strings.ReplaceAll(got, "\ufffd", "") != strings.ReplaceAll(want, "\ufffd", "") {
+			t.Fatalf("%q round-trips to %q, want %q", in, got, want)
+		}
+	})
+}
