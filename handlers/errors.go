@@ -1,9 +1,6 @@
 package handlers
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Error codes of PROTOCOL section 7.
 const (
@@ -60,4 +57,3 @@ func storageError(what string, err error) *Error {
 	return &Error{Code: rpcInternal, Kind: CodeSessionLookupFailed, Message: what + ": " + err.Error(), Err: err}
 }
 
-var errStop = errors.New("stop")

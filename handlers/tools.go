@@ -97,20 +97,6 @@ func (ts *toolset) all() []*toolDef {
 	return out
 }
 
-// compileSchema compiles one JSON Schema document.
-func compileSchema(name string, doc []byte) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	url := "hostcore:///" + name + ".json"
-	if err := c.AddResource(url, bytes.NewReader(doc)); err != nil {
-		return nil, fmt.Errorf("schema %s: %w", name, err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %w", name, err)
-	}
-	return s, nil
-}
 
 // embeddedSchemas are the tool schemas of handlers/schemas, compiled once
 // per process with one compiler (so the meta-schema is checked once, not
