@@ -56,4 +56,3 @@ func appError(kind, format string, a ...any) *Error {
 func storageError(what string, err error) *Error {
 	return &Error{Code: rpcInternal, Kind: CodeSessionLookupFailed, Message: what + ": " + err.Error(), Err: err}
 }
-

@@ -97,7 +97,6 @@ func (ts *toolset) all() []*toolDef {
 	return out
 }
 
-
 // embeddedSchemas are the tool schemas of handlers/schemas, compiled once
 // per process with one compiler (so the meta-schema is checked once, not
 // per schema).
