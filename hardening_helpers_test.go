@@ -161,18 +161,7 @@ func (h *wireHost) reply(id json.RawMessage, result any) {
 // waitExit waits for the process and returns its exit code.
 func (h *wireHost) waitExit(t testing.TB, d time.Duration) int {
 	t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- h.cmd.Wait() }()
-	select {
-	case err := <-errc:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		return 0
-	case <-time.After(d):
-		t.Fatalf("hostcore did not exit within %v", d)
-	}
-	return -1
+	return waitCmd(t, h.cmd, d)
 }
 
 // vmRSS reads a process's resident set size in KiB from /proc.

@@ -368,16 +368,23 @@ func (h *host) pending() []string {
 
 func (h *host) wait(t *testing.T) int {
 	t.Helper()
+	return waitCmd(t, h.cmd, 15*time.Second)
+}
+
+// waitCmd waits for a started command and returns its exit code, failing
+// the test if it has not exited within d.
+func waitCmd(t testing.TB, cmd *exec.Cmd, d time.Duration) int {
+	t.Helper()
 	errc := make(chan error, 1)
-	go func() { errc <- h.cmd.Wait() }()
+	go func() { errc <- cmd.Wait() }()
 	select {
 	case err := <-errc:
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode()
 		}
 		return 0
-	case <-time.After(15 * time.Second):
-		t.Fatal("hostcore did not exit within 15s")
+	case <-time.After(d):
+		t.Fatalf("hostcore did not exit within %v", d)
 	}
 	return -1
 }
