@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"os"
 	"path"
 	"path/filepath"
@@ -146,16 +147,16 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 }
 
 // rawNotifier is implemented by rpc.Server: a notification whose params are
-// already encoded, written without jsonrpc2's repeated re-validation.
+// encoded straight into the line that is written, without jsonrpc2's
+// repeated re-validation.
 type rawNotifier interface {
-	NotifyRaw(method string, params []byte) error
+	NotifyBuild(method string, build func(dst []byte) []byte) error
 }
 
 // outputNotifier sends the command's output as tool.output notifications
 // (PROTOCOL section 5). Each call has written its line before it returns,
 // and every call returns before process.Run does: all chunks precede the
-// response. Calls for one stream are sequential, so each stream reuses one
-// encoding buffer.
+// response. The chunk is escaped once, into the line itself.
 func (c *call) outputNotifier() func(stream string, seq int, data []byte) {
 	raw, ok := c.s.client.(rawNotifier)
 	if !ok {
@@ -167,19 +168,14 @@ func (c *call) outputNotifier() func(stream string, seq int, data []byte) {
 	}
 	prefix := appendJSONString(append([]byte(nil), `{"sessionId":`...), []byte(c.sess.ID))
 	prefix = appendJSONString(append(prefix, `,"toolCallId":`...), []byte(c.p.ToolCallID))
-	bufs := map[string]*[]byte{"stdout": new([]byte), "stderr": new([]byte)}
 	return func(stream string, seq int, data []byte) {
-		buf := bufs[stream]
-		if buf == nil {
-			buf = new([]byte)
-		}
-		b := append((*buf)[:0], prefix...)
-		b = appendJSONString(append(b, `,"stream":`...), []byte(stream))
-		b = strconv.AppendInt(append(b, `,"seq":`...), int64(seq), 10)
-		b = appendJSONString(append(b, `,"data":`...), data)
-		b = append(b, '}')
-		raw.NotifyRaw("tool.output", b)
-		*buf = b
+		raw.NotifyBuild("tool.output", func(b []byte) []byte {
+			b = append(b, prefix...)
+			b = appendJSONString(append(b, `,"stream":`...), []byte(stream))
+			b = strconv.AppendInt(append(b, `,"seq":`...), int64(seq), 10)
+			b = appendJSONString(append(b, `,"data":`...), data)
+			return append(b, '}')
+		})
 	}
 }
 
@@ -195,12 +191,14 @@ var jsonPlain = func() (t [256]bool) {
 	return t
 }()
 
-// needsEscape8 reports whether any of eight bytes is outside the plain
-// set: a control byte, '"', '\\' or a non-ASCII byte.
-func needsEscape8(v uint64) bool {
+// escapeMask8 flags (with the high bit of its byte) each of eight bytes
+// outside the plain set: a control byte, '"', '\\' or a non-ASCII byte. The
+// lowest flag is exact (borrows only run upwards from a flagged byte), so
+// it says where the first such byte is.
+func escapeMask8(v uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	zero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
-	return v&hi != 0 || (v-0x20*lo)&^v&hi != 0 || zero(v^('"'*lo)) != 0 || zero(v^('\\'*lo)) != 0
+	return v&hi | (v-0x20*lo)&^v&hi | zero(v^('"'*lo)) | zero(v^('\\'*lo))
 }
 
 func appendJSONString(dst, s []byte) []byte {
@@ -209,9 +207,14 @@ func appendJSONString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip plain ASCII eight bytes at a time: command output is mostly
-		// runs of ordinary characters between newlines.
-		for i+8 <= len(s) && !needsEscape8(binary.LittleEndian.Uint64(s[i:])) {
+		// Skip plain ASCII eight bytes at a time, and then straight to the
+		// first byte that needs a look: command output is mostly runs of
+		// ordinary characters between newlines.
+		for i+8 <= len(s) {
+			if m := escapeMask8(binary.LittleEndian.Uint64(s[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		if i >= len(s) {

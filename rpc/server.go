@@ -218,6 +218,14 @@ func (s *Server) connection(ctx context.Context) (*jsonrpc2.Conn, error) {
 // re-validates them at every level of the message; a command printing
 // hundreds of megabytes as tool.output spent most of its time there.
 func (s *Server) NotifyRaw(method string, params []byte) error {
+	return s.NotifyBuild(method, func(dst []byte) []byte { return append(dst, params...) })
+}
+
+// NotifyBuild sends a notification whose params build appends, as one valid
+// JSON object, straight into the line that is written: a flood of output is
+// encoded once and copied by nobody on its way to the client. build must
+// not keep dst.
+func (s *Server) NotifyBuild(method string, build func(dst []byte) []byte) error {
 	m, err := json.Marshal(method)
 	if err != nil {
 		return err
@@ -226,15 +234,15 @@ func (s *Server) NotifyRaw(method string, params []byte) error {
 	line := append((*bp)[:0], `{"jsonrpc":"2.0","method":`...)
 	line = append(line, m...)
 	line = append(line, `,"params":`...)
-	line = append(line, params...)
-	line = append(line, '}')
+	line = build(line)
+	line = append(line, '}', '\n')
 	err = s.stream.writeLine(line)
 	*bp = line
 	linePool.Put(bp)
 	return err
 }
 
-// linePool recycles NotifyRaw's lines: a flood of output would otherwise
+// linePool recycles notification lines: a flood of output would otherwise
 // allocate, fault in and scavenge a fresh buffer per chunk.
 var linePool = sync.Pool{New: func() any { return new([]byte) }}
 

@@ -24,8 +24,10 @@ const MaxLine = 16 << 20
 type lineStream struct {
 	r *bufio.Reader
 
+	// Every line is written whole by one Write, under wmu: lines are
+	// answered as soon as they are ready, so a buffer would only copy.
 	wmu sync.Mutex
-	w   *bufio.Writer
+	w   io.Writer
 	// broken is set after a write fails: the client is gone.
 	broken  bool
 	onBreak func()
@@ -36,7 +38,7 @@ type lineStream struct {
 }
 
 func newLineStream(r io.Reader, w io.Writer) *lineStream {
-	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10)}
+	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w}
 }
 
 // WriteObject writes one message as one line.
@@ -45,18 +47,17 @@ func (s *lineStream) WriteObject(obj any) error {
 	if err != nil {
 		return err
 	}
-	return s.writeLine(data)
+	return s.writeLine(append(data, '\n'))
 }
 
-func (s *lineStream) writeLine(data []byte) error {
+// writeLine writes one whole line, which ends in '\n', with one Write.
+func (s *lineStream) writeLine(line []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.broken {
 		return errClientGone
 	}
-	s.w.Write(data)
-	s.w.WriteByte('\n')
-	if err := s.w.Flush(); err != nil {
+	if _, err := s.w.Write(line); err != nil {
 		s.broken = true
 		if s.onBreak != nil {
 			go s.onBreak()
@@ -246,12 +247,9 @@ func (s *lineStream) replyError(id json.RawMessage, code int64, msg, errorCode s
 		e["data"] = map[string]string{"errorCode": errorCode}
 	}
 	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
-	s.writeLine(data)
+	s.writeLine(append(data, '\n'))
 }
 
-// Close is called by jsonrpc2.Conn when the connection ends.
-func (s *lineStream) Close() error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	return s.w.Flush()
-}
+// Close is called by jsonrpc2.Conn when the connection ends. Nothing is
+// buffered: every line was written whole when it was ready.
+func (s *lineStream) Close() error { return nil }
