@@ -14,7 +14,7 @@ import (
 // The delay is under the promised 50 ms to leave room for the pipe and the
 // scheduler between the command's write and the call.
 const (
-	chunkMax   = 16 << 10
+	chunkMax   = 64 << 10
 	chunkDelay = 40 * time.Millisecond
 )
 
@@ -63,8 +63,7 @@ type capture struct {
 	tail      []byte // everything after head while not truncated; afterwards the recent bytes, trimmed to tailMax now and then
 	total     int64
 	truncated bool
-	spill     *os.File // nil until the first truncation, and again after a write error
-	spillPath string
+	spill     *spillFile // nil until the first truncation
 }
 
 func newCapture(name string, headMax, tailMax int, spillDir string) *capture {
@@ -82,9 +81,7 @@ func (c *capture) write(p []byte) {
 		c.openSpill() // head+tail still hold every earlier byte
 	}
 	if c.spill != nil {
-		if _, err := c.spill.Write(p); err != nil {
-			c.dropSpill()
-		}
+		c.spill.Write(p)
 	}
 	if n := min(c.headMax-len(c.head), len(p)); n > 0 {
 		c.head = append(c.head, p[:n]...)
@@ -106,40 +103,26 @@ func (c *capture) openSpill() {
 	if c.spillDir == "" {
 		return
 	}
-	if err := os.MkdirAll(c.spillDir, 0o700); err != nil {
-		return
-	}
-	f, err := os.CreateTemp(c.spillDir, c.name+"-*.log")
+	f, err := createSpill(c.spillDir, c.name)
 	if err != nil {
 		return
 	}
-	c.spill, c.spillPath = f, f.Name()
-	if _, err := f.Write(c.head); err != nil {
-		c.dropSpill()
-		return
-	}
-	if _, err := f.Write(c.tail); err != nil {
-		c.dropSpill()
-	}
-}
-
-// dropSpill gives up on the spill file (disk full, say): a partial file would
-// claim to be the complete output, so it is removed.
-func (c *capture) dropSpill() {
-	c.spill.Close()
-	os.Remove(c.spillPath)
-	c.spill, c.spillPath = nil, ""
+	c.spill = f
+	f.Write(c.head)
+	f.Write(c.tail)
 }
 
 // finish closes the spill file and returns the record. A truncated head and
 // tail are cut back to whole UTF-8 runes so the text shown is valid.
 func (c *capture) finish() Stream {
+	// A spill file that could not be written whole (disk full, say) would
+	// claim to be the complete output: it is removed.
 	path := ""
 	if c.spill != nil {
 		if err := c.spill.Close(); err != nil {
-			os.Remove(c.spillPath)
+			os.Remove(c.spill.path)
 		} else {
-			path = c.spillPath
+			path = c.spill.path
 		}
 		c.spill = nil
 	}
@@ -210,6 +193,13 @@ func emit(stream string, in <-chan *[]byte, out func(stream string, seq int, dat
 					send(len(pending)) // EOF: nothing more can complete a rune
 				}
 				return
+			}
+			if len(pending) == 0 && len(*p) == chunkMax && runeCut(*p) == chunkMax {
+				// A whole chunk on its own (a flood): send it as read.
+				out(stream, seq, *p)
+				seq++
+				chunkPool.Put(p)
+				continue
 			}
 			pending = append(pending, *p...)
 			chunkPool.Put(p)

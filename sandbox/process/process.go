@@ -177,6 +177,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("creating stderr pipe: %w", err)
 		}
+		GrowPipe(outR)
+		GrowPipe(errR)
 		readers, names = []*os.File{outR, errR}, []string{"stdout", "stderr"}
 		childStdout, childStderr = outW, errW
 	}
@@ -288,17 +290,32 @@ func pump(r *os.File, c *capture, onOutput func(string, int, []byte)) {
 	} else {
 		close(done)
 	}
-	buf := make([]byte, readBuf)
+	var buf []byte
+	if ch == nil {
+		buf = make([]byte, readBuf)
+	}
 	for {
+		// With an emitter, read straight into a pooled chunk and hand it
+		// over: emit returns it once appended, so a flood reuses a few
+		// buffers and its bytes are copied by nobody here.
+		var p *[]byte
+		if ch != nil {
+			p = chunkPool.Get().(*[]byte)
+			if cap(*p) < readBuf {
+				*p = make([]byte, readBuf)
+			}
+			buf = (*p)[:readBuf]
+		}
 		n, err := r.Read(buf)
 		if n > 0 {
 			c.write(buf[:n])
-			if ch != nil {
-				// A pooled copy: emit returns it once appended, so a flood
-				// reuses a few buffers instead of allocating one per read.
-				p := chunkPool.Get().(*[]byte)
-				*p = append((*p)[:0], buf[:n]...)
+		}
+		if p != nil {
+			if n > 0 {
+				*p = buf[:n]
 				ch <- p
+			} else {
+				chunkPool.Put(p)
 			}
 		}
 		if err != nil {

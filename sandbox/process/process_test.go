@@ -539,7 +539,7 @@ func TestOnOutputLargeCoalesced(t *testing.T) {
 		}
 	}
 	if n := len(c.chunks); n < 2000000/chunkMax || n > 2*2000000/chunkMax+2 {
-		t.Errorf("%d chunks for 2 MB: not coalesced to ~16 KiB", n)
+		t.Errorf("%d chunks for 2 MB: not coalesced to ~%d KiB", n, chunkMax>>10)
 	}
 }
 
