@@ -320,6 +320,13 @@ func (h *host) send(t *testing.T, line string) {
 
 // next returns the first host line (held or new) that answers the same id
 // as want, or carries the same method; others are held for later.
+// paramOf is params.name of a message, nil when absent.
+func paramOf(m map[string]json.RawMessage, name string) json.RawMessage {
+	var p map[string]json.RawMessage
+	json.Unmarshal(m["params"], &p)
+	return p[name]
+}
+
 func (h *host) next(t *testing.T, want string) string {
 	t.Helper()
 	var w map[string]json.RawMessage
@@ -330,6 +337,12 @@ func (h *host) next(t *testing.T, want string) string {
 			return false
 		}
 		if m, ok := w["method"]; ok {
+			// A notification is the next one of its method and, for
+			// tool.output, of its stream: chunks of two streams may
+			// interleave either way.
+			if stream := paramOf(w, "stream"); stream != nil && !bytes.Equal(paramOf(g, "stream"), stream) {
+				return false
+			}
 			return bytes.Equal(g["method"], m)
 		}
 		_, gIsReq := g["method"]
