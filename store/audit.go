@@ -29,12 +29,25 @@ type AuditRow struct {
 }
 
 // InsertAudit commits one audit row. Callers commit it before the response
-// is written, so an acknowledged call is never missing after a crash.
-func (s *Store) InsertAudit(ctx context.Context, r AuditRow) error {
+// is written, so an acknowledged call is never missing after a crash. With
+// recordCall the call's id is recorded in the same transaction (for calls
+// that were not reserved ahead: see ReserveToolCall).
+func (s *Store) InsertAudit(ctx context.Context, r AuditRow, recordCall bool) error {
 	if s.NoAudit {
+		if recordCall {
+			return s.ReserveToolCall(ctx, r.SessionID, r.ToolCallID)
+		}
 		return nil
 	}
 	return s.write(ctx, func(conn *sqlite.Conn) error {
+		if recordCall {
+			err := sqlitex.Execute(conn, `INSERT OR IGNORE INTO tool_calls (session_id, tool_call_id, created_at) VALUES (?, ?, ?)`, &sqlitex.ExecOptions{
+				Args: []any{r.SessionID, r.ToolCallID, r.CreatedAt},
+			})
+			if err != nil {
+				return err
+			}
+		}
 		return sqlitex.Execute(conn, `INSERT INTO audit (session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview,
 			external_path, decision, prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, error_code, delegate, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
@@ -56,13 +69,11 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, erro
 	if f.Limit <= 0 || f.Limit > 10000 {
 		f.Limit = 100
 	}
-	q := `SELECT session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview, COALESCE(external_path, ''), decision,
-		prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, COALESCE(error_code, ''), COALESCE(delegate, ''), created_at
-		FROM audit WHERE (?1 = '' OR session_id = ?1) AND (?2 = '' OR tool_call_id = ?2) ORDER BY id DESC LIMIT ?3`
+	q, args := auditQuery(f)
 	out := []AuditRow{}
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, q, &sqlitex.ExecOptions{
-			Args: []any{f.SessionID, f.ToolCallID, f.Limit},
+			Args: args,
 			ResultFunc: func(st *sqlite.Stmt) error {
 				out = append(out, AuditRow{
 					SessionID: st.ColumnText(0), TurnID: st.ColumnText(1), ToolCallID: st.ColumnText(2), ToolName: st.ColumnText(3),
@@ -76,4 +87,22 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, erro
 		})
 	})
 	return out, err
+}
+
+// auditQuery is QueryAudit's statement. There is one per filter, so that
+// each uses its index: written as one statement with "(? = '' OR column =
+// ?)" terms, SQLite planned a scan of the whole table for all of them.
+func auditQuery(f AuditFilter) (string, []any) {
+	const cols = `SELECT session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview, COALESCE(external_path, ''), decision,
+		prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, COALESCE(error_code, ''), COALESCE(delegate, ''), created_at
+		FROM audit `
+	switch {
+	case f.ToolCallID != "" && f.SessionID != "":
+		return cols + `WHERE tool_call_id = ? AND session_id = ? ORDER BY id DESC LIMIT ?`, []any{f.ToolCallID, f.SessionID, f.Limit}
+	case f.ToolCallID != "":
+		return cols + `WHERE tool_call_id = ? ORDER BY id DESC LIMIT ?`, []any{f.ToolCallID, f.Limit}
+	case f.SessionID != "":
+		return cols + `WHERE session_id = ? ORDER BY id DESC LIMIT ?`, []any{f.SessionID, f.Limit}
+	}
+	return cols + `ORDER BY id DESC LIMIT ?`, []any{f.Limit}
 }

@@ -3,7 +3,12 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 // TestCacheFollowsEveryWrite: the session and settings cache must never
@@ -81,5 +86,58 @@ func TestCacheFollowsEveryWrite(t *testing.T) {
 	defer s2.Close()
 	if v, _, _ := s2.GetSetting(ctx, "k"); v != "kept" {
 		t.Fatalf("after reopen: %q", v)
+	}
+}
+
+// TestAuditQueryUsesIndexes: a filtered audit.query reads through its index,
+// not the whole table, and returns the rows it should, newest first.
+func TestAuditQueryUsesIndexes(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, r := range []struct{ sess, call string }{{"a", "x"}, {"b", "x"}, {"a", "y"}, {"a", "x"}} {
+		row := AuditRow{SessionID: r.sess, TurnID: "t", ToolCallID: r.call, ToolName: "Read", ArgsHash: "h", Decision: "auto-allow", CreatedAt: Now(), DurationMs: int64(i)}
+		if err := s.InsertAudit(ctx, row, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		f     AuditFilter
+		index string
+		want  []int64 // DurationMs of the rows, newest first
+	}{
+		{AuditFilter{SessionID: "a", Limit: 10}, "audit_session", []int64{3, 2, 0}},
+		{AuditFilter{ToolCallID: "x", Limit: 10}, "audit_call", []int64{3, 1, 0}},
+		{AuditFilter{SessionID: "a", ToolCallID: "x", Limit: 10}, "audit_", []int64{3, 0}},
+		{AuditFilter{Limit: 2}, "", []int64{3, 2}},
+	} {
+		q, args := auditQuery(c.f)
+		plan := ""
+		err := s.read(ctx, func(conn *sqlite.Conn) error {
+			return sqlitex.Execute(conn, "EXPLAIN QUERY PLAN "+q, &sqlitex.ExecOptions{Args: args, ResultFunc: func(st *sqlite.Stmt) error {
+				plan += st.ColumnText(3) + "\n"
+				return nil
+			}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.index != "" && !strings.Contains(plan, "INDEX "+c.index) {
+			t.Errorf("%+v: plan %q does not use %s", c.f, plan, c.index)
+		}
+		rows, err := s.QueryAudit(ctx, c.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, r := range rows {
+			got = append(got, r.DurationMs)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%+v: rows %v, want %v", c.f, got, c.want)
+		}
 	}
 }
