@@ -64,6 +64,11 @@ func TestRestartKeepsSessionsAuditAndCallIDs(t *testing.T) {
 	if r["ok"] != true {
 		t.Fatalf("write: %v", r)
 	}
+	// A Read's id is committed with its audit row rather than ahead: it
+	// must survive the restart all the same.
+	if r := c.call(6, "tools.execute", map[string]any{"sessionId": "durable", "turnId": "t", "toolCallId": "looked", "toolName": "Read", "args": map[string]any{"path": "f.txt"}}); r["ok"] != true {
+		t.Fatalf("read: %v", r)
+	}
 	h.stdin.Close()
 	if code := h.wait(t); code != 0 {
 		t.Fatalf("exit %d", code)
@@ -88,9 +93,12 @@ func TestRestartKeepsSessionsAuditAndCallIDs(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "f.txt")); string(b) != "1" {
 		t.Fatalf("duplicate call ran: file is %q", b)
 	}
+	if r := c2.call(6, "tools.execute", map[string]any{"sessionId": "durable", "turnId": "t", "toolCallId": "looked", "toolName": "Read", "args": map[string]any{"path": "f.txt"}}); r["errorCode"] != "DUPLICATE_TOOL_CALL" {
+		t.Fatalf("repeated Read id after restart: %v", r)
+	}
 	rows := c2.call(4, "audit.query", map[string]any{"sessionId": "durable"})["rows"].([]any)
-	if len(rows) != 2 {
-		t.Fatalf("audit rows after restart: %d, want 2 (the write and the refused duplicate)", len(rows))
+	if len(rows) != 4 {
+		t.Fatalf("audit rows after restart: %d, want 4 (the write, the read and the two refused duplicates)", len(rows))
 	}
 	h2.stdin.Close()
 	h2.wait(t)
@@ -196,4 +204,44 @@ func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
 			t.Errorf("edit %d was lost:\n%s", i, got)
 		}
 	}
+}
+
+// TestConcurrentSameCallIDRunsOnce sends one toolCallId many times at once,
+// for a Read (recorded with its audit row) and for a Write (reserved ahead):
+// exactly one of each runs, the rest are DUPLICATE_TOOL_CALL.
+func TestConcurrentSameCallIDRunsOnce(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	os.WriteFile(filepath.Join(ws, "r.txt"), []byte("r\n"), 0o644)
+	h := startHost(t, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	const n = 24
+	for i := range n {
+		args := map[string]any{"path": "r.txt"}
+		tool, id := "Read", "same-read"
+		if i%2 == 1 {
+			tool, id, args = "Write", "same-write", map[string]any{"path": "w.txt", "content": fmt.Sprint(i)}
+		}
+		c.send(100+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": id, "toolName": tool, "args": args})
+	}
+	ok := map[string]int{}
+	for i := range n {
+		r := c.result(100 + i)
+		switch {
+		case r["ok"] == true:
+			ok[r["toolCallId"].(string)]++
+		case r["errorCode"] != "DUPLICATE_TOOL_CALL":
+			t.Errorf("call %d: %v", i, r)
+		}
+	}
+	if ok["same-read"] != 1 || ok["same-write"] != 1 {
+		t.Errorf("calls that ran: %v, want one of each", ok)
+	}
+	rows := c.call(2, "audit.query", map[string]any{"sessionId": "s"})["rows"].([]any)
+	if len(rows) != n {
+		t.Errorf("audit rows: %d, want %d", len(rows), n)
+	}
+	h.stdin.Close()
+	h.wait(t)
 }

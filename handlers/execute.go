@@ -98,6 +98,9 @@ type call struct {
 	args     json.RawMessage
 	roots    sandbox.Roots
 	permMode string
+	// recordCall: the call id is committed with the audit row, not
+	// reserved ahead (side-effect-free tools).
+	recordCall bool
 	// target is the resolved explicit path argument, when the tool has one.
 	target    sandbox.Resolved
 	hasTarget bool
@@ -183,31 +186,55 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	c.permMode = perms.Effective(sess.PermissionMode, global)
 
 	a := &auditing{start: start}
-	if err := s.store.ReserveToolCall(bctx, p.SessionID, p.ToolCallID); errors.Is(err, store.ErrExists) {
-		return s.finish(ctx, c, a, failResult(CodeDuplicateToolCall, "tool call %q was already executed in this session; it is not run again", p.ToolCallID))
-	} else if err != nil {
-		return nil, storageError("recording tool call", err)
-	}
-
 	// Register the call so tools.cancel, turn.cancel, session.delete and
-	// shutdown can end it, whether it is waiting on a card or running.
+	// shutdown can end it, whether it is waiting on a card or running. The
+	// registration is also the in-process half of "a call id never runs
+	// twice": a second call with the id of one still running is refused
+	// here, one that ran before is refused by the store below.
 	c.rt = s.runtime(p.SessionID)
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	done := make(chan struct{})
 	defer close(done)
 	c.rt.mu.Lock()
+	if _, dup := c.rt.running[p.ToolCallID]; dup {
+		c.rt.mu.Unlock()
+		return s.finish(ctx, c, a, duplicate(p.ToolCallID))
+	}
 	if c.rt.deleted {
 		c.rt.mu.Unlock()
 		return s.finish(ctx, c, a, failResult(CodeToolAborted, "session was deleted"))
 	}
 	c.rt.running[p.ToolCallID] = &running{turnID: p.TurnID, cancel: cancel, done: done}
 	c.rt.mu.Unlock()
+	// Deferred before finish runs (a return statement's calls come first):
+	// the id leaves the registry only once the store has it.
 	defer func() {
 		c.rt.mu.Lock()
 		delete(c.rt.running, p.ToolCallID)
 		c.rt.mu.Unlock()
 	}()
+
+	// A call with effects (or of a tool not known yet) commits its id
+	// before it runs, so that it never runs twice, even across a crash. A
+	// read has no effect to repeat: its id is committed with its audit row,
+	// one transaction instead of two on the hottest path. Should hostcore
+	// die while it runs, the read was never answered and may simply run
+	// again.
+	if t := s.tools.get(p.ToolName); t != nil && t.Class == perms.ClassRead {
+		seen, err := s.store.ToolCallSeen(bctx, p.SessionID, p.ToolCallID)
+		if err != nil {
+			return nil, storageError("checking tool call id", err)
+		}
+		if seen {
+			return s.finish(ctx, c, a, duplicate(p.ToolCallID))
+		}
+		c.recordCall = true
+	} else if err := s.store.ReserveToolCall(bctx, p.SessionID, p.ToolCallID); errors.Is(err, store.ErrExists) {
+		return s.finish(ctx, c, a, duplicate(p.ToolCallID))
+	} else if err != nil {
+		return nil, storageError("recording tool call", err)
+	}
 
 	res := s.decideAndRun(cctx, c, a, tk)
 	return s.finish(ctx, c, a, res)
@@ -396,6 +423,10 @@ func needsCard(r perms.Request) bool {
 	return perms.Decide(r).Outcome == perms.Ask
 }
 
+func duplicate(id string) *ToolResult {
+	return failResult(CodeDuplicateToolCall, "tool call %q was already executed in this session; it is not run again", id)
+}
+
 func denied(decision string, ctx context.Context) *ToolResult {
 	switch decision {
 	case "timeout":
@@ -459,7 +490,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 		OK: res.OK, ErrorCode: res.ErrorCode, Delegate: c.p.Delegate, CreatedAt: store.Now(),
 	}
 	// The audit must land even if the call was cancelled.
-	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row); err != nil {
+	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row, c.recordCall); err != nil {
 		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
 		return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
 	}

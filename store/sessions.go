@@ -140,6 +140,19 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	})
 }
 
+// ToolCallSeen says whether a tool call id was recorded in a session,
+// by ReserveToolCall or with its audit row.
+func (s *Store) ToolCallSeen(ctx context.Context, sessionID, toolCallID string) (bool, error) {
+	seen := false
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT 1 FROM tool_calls WHERE session_id = ? AND tool_call_id = ?`, &sqlitex.ExecOptions{
+			Args:       []any{sessionID, toolCallID},
+			ResultFunc: func(*sqlite.Stmt) error { seen = true; return nil },
+		})
+	})
+	return seen, err
+}
+
 // ReserveToolCall records that a tool call id is being executed in a
 // session. It returns ErrExists if the id was seen before, so a call never
 // runs twice, even across restarts.
