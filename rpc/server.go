@@ -73,6 +73,7 @@ type Server struct {
 	// Call or Notify must wait for it: found by the race detector.
 	connReady chan struct{}
 	wg        sync.WaitGroup // running handlers
+	workers   workers
 
 	inputCtx    context.Context // done when stdin ended or the server stops
 	inputCancel context.CancelFunc
@@ -82,7 +83,8 @@ type Server struct {
 
 // NewServer prepares a server; out may be an *os.File to watch.
 func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
-	s := &Server{stream: newLineStream(in, out), log: log, gone: make(chan struct{}), connReady: make(chan struct{})}
+	s := &Server{stream: newLineStream(in, out), log: log, gone: make(chan struct{}), connReady: make(chan struct{}),
+		workers: workers{jobs: make(chan func()), quit: make(chan struct{})}}
 	if f, ok := out.(*os.File); ok {
 		s.out = f
 	}
@@ -105,6 +107,7 @@ const DrainTimeout = 2500 * time.Millisecond
 func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer close(s.workers.quit)
 	s.stream.atEOF = func() {
 		// Nobody is left to answer cards or questions: end their waits now,
 		// then let running calls finish within their own timeouts.
@@ -286,10 +289,47 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		answer()
 		return
 	}
-	go func() {
+	h.s.workers.do(func() {
 		defer h.s.wg.Done()
 		answer()
-	}()
+	})
+}
+
+// workers run requests on goroutines that outlive one request. A fresh
+// goroutine starts with a small stack, and a tool call's deep path (SQLite
+// above all) grew it several times on every call: a tenth of hostcore's
+// CPU in a profile of Read round trips. A request takes an idle worker or
+// starts a new one, so any number can wait on cards at once; a worker idle
+// for workerIdle ends, and every idle worker ends when Run returns.
+type workers struct {
+	jobs chan func() // unbuffered: a send succeeds only into an idle worker
+	quit chan struct{}
+}
+
+const workerIdle = 30 * time.Second
+
+func (w *workers) do(f func()) {
+	select {
+	case w.jobs <- f:
+	default:
+		go w.loop(f)
+	}
+}
+
+func (w *workers) loop(f func()) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		f()
+		idle.Reset(workerIdle)
+		select {
+		case f = <-w.jobs:
+		case <-idle.C:
+			return
+		case <-w.quit:
+			return
+		}
+	}
 }
 
 // safeRun turns a handler panic into an internal error: no input may crash
