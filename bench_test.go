@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -349,11 +350,22 @@ func benchRead(b testing.TB, bin string, reps int) benchRow {
 	defer func() { ein.Close(); echo.Wait() }()
 	er := bufio.NewReader(eout)
 	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools.execute","params":{"sessionId":"r","turnId":"bench","toolCallId":"c1","toolName":"Read","args":{"path":"small.txt"}}}` + "\n")
+	// Both sides get the same client work: a prepared line written, one
+	// line read back. hostcore's line differs only in its unique ids (a
+	// repeated toolCallId would be refused, not run); its answer is checked.
 	const inner = 200
+	var line []byte
+	n := 0
 	for range reps {
 		row.ours = append(row.ours, timed(func() {
 			for range inner {
-				h.exec(b, "r", "Read", map[string]any{"path": "small.txt"})
+				n++
+				line = fmt.Appendf(line[:0], `{"jsonrpc":"2.0","id":"r%d","method":"tools.execute","params":{"sessionId":"r","turnId":"bench","toolCallId":"c%d","toolName":"Read","args":{"path":"small.txt"}}}`+"\n", n, n)
+				h.in.Write(line)
+				resp, err := h.out.ReadSlice('\n')
+				if err != nil || !bytes.Contains(resp, []byte(`"ok":true`)) {
+					b.Fatalf("Read: %v %s", err, resp)
+				}
 			}
 		})/inner)
 		row.ref = append(row.ref, timed(func() {
