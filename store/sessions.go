@@ -140,15 +140,24 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	})
 }
 
-// ToolCallSeen says whether a tool call id was recorded in a session,
-// by ReserveToolCall or with its audit row.
+// ToolCallSeen says whether a tool call id was used in a session: reserved
+// by ReserveToolCall, or recorded by an audit row.
 func (s *Store) ToolCallSeen(ctx context.Context, sessionID, toolCallID string) (bool, error) {
 	seen := false
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT 1 FROM tool_calls WHERE session_id = ? AND tool_call_id = ?`, &sqlitex.ExecOptions{
-			Args:       []any{sessionID, toolCallID},
-			ResultFunc: func(*sqlite.Stmt) error { seen = true; return nil },
-		})
+		var err error
+		seen, err = toolCallSeen(conn, sessionID, toolCallID)
+		return err
+	})
+	return seen, err
+}
+
+func toolCallSeen(conn *sqlite.Conn, sessionID, toolCallID string) (bool, error) {
+	seen := false
+	err := sqlitex.Execute(conn, `SELECT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = ?1 AND tool_call_id = ?2)
+		OR EXISTS (SELECT 1 FROM audit WHERE tool_call_id = ?2 AND session_id = ?1)`, &sqlitex.ExecOptions{
+		Args:       []any{sessionID, toolCallID},
+		ResultFunc: func(st *sqlite.Stmt) error { seen = st.ColumnBool(0); return nil },
 	})
 	return seen, err
 }
@@ -158,6 +167,13 @@ func (s *Store) ToolCallSeen(ctx context.Context, sessionID, toolCallID string) 
 // runs twice, even across restarts.
 func (s *Store) ReserveToolCall(ctx context.Context, sessionID, toolCallID string) error {
 	err := s.write(ctx, func(conn *sqlite.Conn) error {
+		// An id a read used is in the audit only.
+		if seen, err := toolCallSeen(conn, sessionID, toolCallID); err != nil || seen {
+			if err == nil {
+				err = ErrExists
+			}
+			return err
+		}
 		return sqlitex.Execute(conn, `INSERT INTO tool_calls (session_id, tool_call_id, created_at) VALUES (?, ?, ?)`, &sqlitex.ExecOptions{
 			Args: []any{sessionID, toolCallID, Now()},
 		})

@@ -100,7 +100,7 @@ func TestAuditQueryUsesIndexes(t *testing.T) {
 	defer s.Close()
 	for i, r := range []struct{ sess, call string }{{"a", "x"}, {"b", "x"}, {"a", "y"}, {"a", "x"}} {
 		row := AuditRow{SessionID: r.sess, TurnID: "t", ToolCallID: r.call, ToolName: "Read", ArgsHash: "h", Decision: "auto-allow", CreatedAt: Now(), DurationMs: int64(i)}
-		if err := s.InsertAudit(ctx, row, false); err != nil {
+		if err := s.InsertAudit(ctx, row); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,6 +138,37 @@ func TestAuditQueryUsesIndexes(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%+v: rows %v, want %v", c.f, got, c.want)
+		}
+	}
+}
+
+// TestToolCallIDsSeenEitherWay: an id reserved ahead (a call with effects)
+// and an id recorded only by its audit row (a read) are both "seen", in
+// their own session only, and neither can be reserved again.
+func TestToolCallIDsSeenEitherWay(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.ReserveToolCall(ctx, "a", "write"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertAudit(ctx, AuditRow{SessionID: "a", ToolCallID: "read", ToolName: "Read", Decision: "auto-allow", CreatedAt: Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sess, id string
+		seen     bool
+	}{{"a", "write", true}, {"a", "read", true}, {"b", "write", false}, {"b", "read", false}, {"a", "new", false}} {
+		seen, err := s.ToolCallSeen(ctx, c.sess, c.id)
+		if err != nil || seen != c.seen {
+			t.Errorf("ToolCallSeen(%s, %s) = %v, %v; want %v", c.sess, c.id, seen, err, c.seen)
+		}
+		err = s.ReserveToolCall(ctx, c.sess, c.id)
+		if c.seen != errors.Is(err, ErrExists) || (!c.seen && err != nil) {
+			t.Errorf("ReserveToolCall(%s, %s) = %v", c.sess, c.id, err)
 		}
 	}
 }
