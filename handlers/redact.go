@@ -35,8 +35,45 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 	}
 })
 
+// secretHints are literals every secret pattern needs, lower-cased (for
+// the ghp_ family, its "gh"; "key" covers api keys, access keys and private
+// key blocks). ASCII text holding none of them cannot match any pattern,
+// and it is most of what is redacted: paths, patterns, short commands.
+var secretHints = []string{"key", "authorization", "passw", "pwd", "secret", "token", "gh", "github_pat_", "sk-", "akia", "asia", "xox", "aiza", "://"}
+
+// mayHoldSecret reports whether Redact must run its patterns on s. Text
+// that is not ASCII always must: case-insensitive patterns fold some
+// letters to non-ASCII ones (k to the Kelvin sign, s to long s).
+func mayHoldSecret(s string) bool {
+	lower := make([]byte, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	for _, h := range secretHints {
+		if bytes.Contains(lower, []byte(h)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Redact replaces secrets in s with [REDACTED].
 func Redact(s string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
+	return redactAll(s)
+}
+
+// redactAll runs every pattern.
+func redactAll(s string) string {
 	for _, re := range secretPatterns() {
 		s = re.ReplaceAllStringFunc(s, func(m string) string {
 			sub := re.FindStringSubmatch(m)

@@ -63,3 +63,22 @@ func TestPreviewJSONRedactsQuotedSecrets(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRedactHints: the literal pre-check never lets a secret through that
+// the patterns alone would catch.
+func FuzzRedactHints(f *testing.F) {
+	for _, s := range []string{
+		"git push https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com",
+		"PASSWORD=x", "Api-Key: abc", "ACCESSKEY=abcdef", "client_secret=z", "AUTHORIZATION: Basic abc",
+		"AKIAIOSFODNN7EXAMPLE", "ASIAIOSFODNN7EXAMPLE", "AIzaSyA-abcdefghijklmnopqrstuvwxyz0123456",
+		"-----BEGIN EC PRIVATE KEY-----\nabc", "xoxp-1234567890-abc", "sk-ant-abcdefghijklmnopqrstu",
+		"github_pat_abcdefghijklmnopqrstuvwx", "ftp://u:p@host", "paſſword=x", "to\u212aen=abc", "small.txt", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Redact(s), redactAll(s); got != want {
+			t.Errorf("Redact(%q) = %q, patterns alone give %q", s, got, want)
+		}
+	})
+}
