@@ -79,7 +79,7 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, erro
 }
 
 // auditQuery is QueryAudit's statement. There is one per filter, so that
-// each uses its index: written as one statement with "(? = '' OR column =
+// each uses its index: written as one statement with "(? = ” OR column =
 // ?)" terms, SQLite planned a scan of the whole table for all of them.
 func auditQuery(f AuditFilter) (string, []any) {
 	const cols = `SELECT session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview, COALESCE(external_path, ''), decision,
