@@ -98,6 +98,10 @@ type call struct {
 	args     json.RawMessage
 	roots    sandbox.Roots
 	permMode string
+	// recordCall: the call id is committed with the audit row, not
+	// reserved ahead (reads). Not once the session is being deleted: its
+	// ids are forgotten, and a late one must not outlive it.
+	recordCall bool
 	// target is the resolved explicit path argument, when the tool has one.
 	target    sandbox.Resolved
 	hasTarget bool
@@ -214,8 +218,8 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 
 	// A call with effects (or of a tool not known yet) commits its id
 	// before it runs, so that it never runs twice, even across a crash. A
-	// read has no effect to repeat: its audit row records its id, one
-	// transaction instead of two on the hottest path. Should hostcore
+	// read has no effect to repeat: its id is committed with its audit
+	// row, one transaction instead of two on the hottest path. Should hostcore
 	// die while it runs, the read was never answered and may simply run
 	// again.
 	if t := s.tools.get(p.ToolName); t != nil && t.Class == perms.ClassRead {
@@ -226,6 +230,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 		if seen {
 			return s.finish(ctx, c, a, duplicate(p.ToolCallID))
 		}
+		c.recordCall = true
 	} else if err := s.store.ReserveToolCall(bctx, p.SessionID, p.ToolCallID); errors.Is(err, store.ErrExists) {
 		return s.finish(ctx, c, a, duplicate(p.ToolCallID))
 	} else if err != nil {
@@ -486,7 +491,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 		OK: res.OK, ErrorCode: res.ErrorCode, Delegate: c.p.Delegate, CreatedAt: store.Now(),
 	}
 	// The audit must land even if the call was cancelled.
-	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row); err != nil {
+	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row, c.recordCall && !c.rt.isDeleted()); err != nil {
 		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
 		return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
 	}

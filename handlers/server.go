@@ -174,6 +174,13 @@ func (s *Server) runtime(id string) *runtime {
 	return rt
 }
 
+// isDeleted says whether the session is being (or was) deleted.
+func (rt *runtime) isDeleted() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.deleted
+}
+
 func (s *Server) dropRuntime(id string) *runtime {
 	s.mu.Lock()
 	defer s.mu.Unlock()

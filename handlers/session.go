@@ -226,22 +226,26 @@ func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, e
 		return nil, err
 	}
 	// Cancel the session's running tools and give them a moment to end
-	// (their process trees are killed) before their directories go.
-	if rt := s.dropRuntime(p.SessionID); rt != nil {
-		rt.mu.Lock()
-		rt.deleted = true
-		var waits []chan struct{}
-		for _, r := range rt.running {
-			r.cancel(errSessionDeleted)
-			waits = append(waits, r.done)
-		}
-		rt.mu.Unlock()
-		deadline := time.After(5 * time.Second)
-		for _, w := range waits {
-			select {
-			case <-w:
-			case <-deadline:
-			}
+	// (their process trees are killed) before their directories go. The
+	// runtime, marked deleted, stays registered until the store has
+	// forgotten the session: a call arriving meanwhile is aborted, and its
+	// id is checked against the calls still running (a read's id reaches
+	// the store only with its audit row).
+	rt := s.runtime(p.SessionID)
+	defer s.dropRuntime(p.SessionID)
+	rt.mu.Lock()
+	rt.deleted = true
+	var waits []chan struct{}
+	for _, r := range rt.running {
+		r.cancel(errSessionDeleted)
+		waits = append(waits, r.done)
+	}
+	rt.mu.Unlock()
+	deadline := time.After(5 * time.Second)
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-deadline:
 		}
 	}
 	if err := s.store.DeleteSession(ctx, p.SessionID); err != nil && !errors.Is(err, store.ErrNotFound) {

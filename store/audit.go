@@ -29,14 +29,25 @@ type AuditRow struct {
 }
 
 // InsertAudit commits one audit row. Callers commit it before the response
-// is written, so an acknowledged call is never missing after a crash. The
-// row also records its call id for ToolCallSeen: a read (which is not
-// reserved ahead) needs no more than that.
-func (s *Store) InsertAudit(ctx context.Context, r AuditRow) error {
+// is written, so an acknowledged call is never missing after a crash. With
+// recordCall the call's id is recorded in the same transaction, for calls
+// that were not reserved ahead (see ReserveToolCall).
+func (s *Store) InsertAudit(ctx context.Context, r AuditRow, recordCall bool) error {
 	if s.NoAudit {
+		if recordCall {
+			return s.ReserveToolCall(ctx, r.SessionID, r.ToolCallID)
+		}
 		return nil
 	}
 	return s.write(ctx, func(conn *sqlite.Conn) error {
+		if recordCall {
+			err := sqlitex.Execute(conn, `INSERT OR IGNORE INTO tool_calls (session_id, tool_call_id, created_at) VALUES (?, ?, ?)`, &sqlitex.ExecOptions{
+				Args: []any{r.SessionID, r.ToolCallID, r.CreatedAt},
+			})
+			if err != nil {
+				return err
+			}
+		}
 		return sqlitex.Execute(conn, `INSERT INTO audit (session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview,
 			external_path, decision, prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, error_code, delegate, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{

@@ -140,24 +140,16 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	})
 }
 
-// ToolCallSeen says whether a tool call id was used in a session: reserved
-// by ReserveToolCall, or recorded by an audit row.
+// ToolCallSeen says whether a tool call id was used in a session (reserved
+// by ReserveToolCall, or recorded with an audit row by InsertAudit) since
+// the session was created: DeleteSession forgets its ids.
 func (s *Store) ToolCallSeen(ctx context.Context, sessionID, toolCallID string) (bool, error) {
 	seen := false
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
-		var err error
-		seen, err = toolCallSeen(conn, sessionID, toolCallID)
-		return err
-	})
-	return seen, err
-}
-
-func toolCallSeen(conn *sqlite.Conn, sessionID, toolCallID string) (bool, error) {
-	seen := false
-	err := sqlitex.Execute(conn, `SELECT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = ?1 AND tool_call_id = ?2)
-		OR EXISTS (SELECT 1 FROM audit WHERE tool_call_id = ?2 AND session_id = ?1)`, &sqlitex.ExecOptions{
-		Args:       []any{sessionID, toolCallID},
-		ResultFunc: func(st *sqlite.Stmt) error { seen = st.ColumnBool(0); return nil },
+		return sqlitex.Execute(conn, `SELECT 1 FROM tool_calls WHERE session_id = ? AND tool_call_id = ?`, &sqlitex.ExecOptions{
+			Args:       []any{sessionID, toolCallID},
+			ResultFunc: func(*sqlite.Stmt) error { seen = true; return nil },
+		})
 	})
 	return seen, err
 }
@@ -167,13 +159,6 @@ func toolCallSeen(conn *sqlite.Conn, sessionID, toolCallID string) (bool, error)
 // runs twice, even across restarts.
 func (s *Store) ReserveToolCall(ctx context.Context, sessionID, toolCallID string) error {
 	err := s.write(ctx, func(conn *sqlite.Conn) error {
-		// An id a read used is in the audit only.
-		if seen, err := toolCallSeen(conn, sessionID, toolCallID); err != nil || seen {
-			if err == nil {
-				err = ErrExists
-			}
-			return err
-		}
 		return sqlitex.Execute(conn, `INSERT INTO tool_calls (session_id, tool_call_id, created_at) VALUES (?, ?, ?)`, &sqlitex.ExecOptions{
 			Args: []any{sessionID, toolCallID, Now()},
 		})

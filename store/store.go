@@ -116,11 +116,6 @@ var migrations = []string{
 		state TEXT NOT NULL DEFAULT 'pending',
 		created_at TEXT NOT NULL
 	);`,
-	// v3: a read's call id is recorded by its audit row alone (see
-	// InsertAudit); the index that finds audit rows by call id now also
-	// answers "was this id seen in this session".
-	`DROP INDEX audit_call;
-	CREATE INDEX audit_call ON audit (tool_call_id, session_id);`,
 }
 
 // Open opens (creating if needed) the database under dataDir and migrates it.

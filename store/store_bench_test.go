@@ -18,7 +18,7 @@ func BenchmarkInsertAudit(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		row.ToolCallID = fmt.Sprint("c", i)
-		if err := s.InsertAudit(ctx, row); err != nil {
+		if err := s.InsertAudit(ctx, row, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -100,7 +100,7 @@ func TestAuditQueryUsesIndexes(t *testing.T) {
 	defer s.Close()
 	for i, r := range []struct{ sess, call string }{{"a", "x"}, {"b", "x"}, {"a", "y"}, {"a", "x"}} {
 		row := AuditRow{SessionID: r.sess, TurnID: "t", ToolCallID: r.call, ToolName: "Read", ArgsHash: "h", Decision: "auto-allow", CreatedAt: Now(), DurationMs: int64(i)}
-		if err := s.InsertAudit(ctx, row); err != nil {
+		if err := s.InsertAudit(ctx, row, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -143,8 +143,10 @@ func TestAuditQueryUsesIndexes(t *testing.T) {
 }
 
 // TestToolCallIDsSeenEitherWay: an id reserved ahead (a call with effects)
-// and an id recorded only by its audit row (a read) are both "seen", in
-// their own session only, and neither can be reserved again.
+// and an id recorded with its audit row (a read) are both "seen", in their
+// own session only, and neither can be reserved again; deleting the
+// session forgets them (its audit rows stay), so a session created again
+// under the same id starts afresh.
 func TestToolCallIDsSeenEitherWay(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(t.TempDir())
@@ -152,23 +154,44 @@ func TestToolCallIDsSeenEitherWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	sess := Session{ID: "a", WorkspaceRoot: "/w", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()}
+	if err := s.CreateSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.ReserveToolCall(ctx, "a", "write"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertAudit(ctx, AuditRow{SessionID: "a", ToolCallID: "read", ToolName: "Read", Decision: "auto-allow", CreatedAt: Now()}); err != nil {
+	if err := s.InsertAudit(ctx, AuditRow{SessionID: "a", ToolCallID: "read", ToolName: "Read", Decision: "auto-allow", CreatedAt: Now()}, true); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
+	if err := s.InsertAudit(ctx, AuditRow{SessionID: "a", ToolCallID: "dup", ToolName: "Read", Decision: "policy-deny", CreatedAt: Now()}, false); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, cases []struct {
 		sess, id string
 		seen     bool
-	}{{"a", "write", true}, {"a", "read", true}, {"b", "write", false}, {"b", "read", false}, {"a", "new", false}} {
-		seen, err := s.ToolCallSeen(ctx, c.sess, c.id)
-		if err != nil || seen != c.seen {
-			t.Errorf("ToolCallSeen(%s, %s) = %v, %v; want %v", c.sess, c.id, seen, err, c.seen)
+	}) {
+		t.Helper()
+		for _, c := range cases {
+			seen, err := s.ToolCallSeen(ctx, c.sess, c.id)
+			if err != nil || seen != c.seen {
+				t.Errorf("%s: ToolCallSeen(%s, %s) = %v, %v; want %v", when, c.sess, c.id, seen, err, c.seen)
+			}
 		}
-		err = s.ReserveToolCall(ctx, c.sess, c.id)
-		if c.seen != errors.Is(err, ErrExists) || (!c.seen && err != nil) {
-			t.Errorf("ReserveToolCall(%s, %s) = %v", c.sess, c.id, err)
-		}
+	}
+	type tc = struct {
+		sess, id string
+		seen     bool
+	}
+	check("before delete", []tc{{"a", "write", true}, {"a", "read", true}, {"a", "dup", false}, {"b", "write", false}, {"b", "read", false}})
+	if err := s.ReserveToolCall(ctx, "a", "read"); !errors.Is(err, ErrExists) {
+		t.Errorf("reserving a read's id: %v", err)
+	}
+	if err := s.DeleteSession(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	check("after delete", []tc{{"a", "write", false}, {"a", "read", false}})
+	if rows, _ := s.QueryAudit(ctx, AuditFilter{SessionID: "a"}); len(rows) != 2 {
+		t.Errorf("audit rows after delete: %d, want 2", len(rows))
 	}
 }
