@@ -177,8 +177,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("creating stderr pipe: %w", err)
 		}
-		GrowPipe(outR)
-		GrowPipe(errR)
 		readers, names = []*os.File{outR, errR}, []string{"stdout", "stderr"}
 		childStdout, childStderr = outW, errW
 	}
@@ -294,6 +292,7 @@ func pump(r *os.File, c *capture, onOutput func(string, int, []byte)) {
 	if ch == nil {
 		buf = make([]byte, readBuf)
 	}
+	grown := false
 	for {
 		// With an emitter, read straight into a pooled chunk and hand it
 		// over: emit returns it once appended, so a flood reuses a few
@@ -309,6 +308,14 @@ func pump(r *os.File, c *capture, onOutput func(string, int, []byte)) {
 		n, err := r.Read(buf)
 		if n > 0 {
 			c.write(buf[:n])
+		}
+		if n == readBuf && !grown {
+			// The pipe was full: a flood. Only then is it grown, so that
+			// the many commands that print little do not spend the user's
+			// pipe-buffer quota (past it, every new pipe of the user is
+			// cut to a page or two).
+			GrowPipe(r)
+			grown = true
 		}
 		if p != nil {
 			if n > 0 {

@@ -99,16 +99,24 @@ func (s *spillFile) writer(direct bool) {
 	defer close(s.done)
 	for b := range s.full {
 		if s.err == nil {
-			n := len(*b)
-			if direct && n%spillAlign != 0 {
-				// The last block: padded to the alignment here, cut back
-				// to the real size by Close.
-				n = (n + spillAlign - 1) &^ (spillAlign - 1)
+			data := *b
+			w := data
+			if direct && len(w)%spillAlign != 0 {
+				// The last block: padded to the alignment here (with
+				// zeros: the pooled block holds some other stream's
+				// bytes), cut back to the real size by Close.
+				w = data[:(len(data)+spillAlign-1)&^(spillAlign-1)]
+				clear(w[len(data):])
 			}
-			_, err := s.f.Write((*b)[:n])
+			n, err := s.f.Write(w)
 			if err != nil && direct && errors.Is(err, syscall.EINVAL) && setDirect(s.f, false) == nil {
+				// Refused (or refused part way): the rest goes through
+				// the cache, and so does everything after it.
 				direct = false
-				_, err = s.f.Write(*b)
+				err = nil
+				if n < len(data) {
+					_, err = s.f.Write(data[n:])
+				}
 			}
 			if err != nil {
 				s.err = err
