@@ -28,3 +28,13 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppendJSONString: command output, a newline every 32 bytes.
+func BenchmarkAppendJSONString(b *testing.B) {
+	in := []byte(strings.Repeat("hostcore benchmark line of text\n", 2048))
+	b.SetBytes(int64(len(in)))
+	var out []byte
+	for b.Loop() {
+		out = appendJSONString(out[:0], in)
+	}
+}
