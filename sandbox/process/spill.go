@@ -3,9 +3,10 @@ package process
 import (
 	"errors"
 	"os"
-	"sync"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The spill file of a truncated stream is written in large blocks, by a
@@ -21,16 +22,41 @@ import (
 const (
 	spillBlock  = 1 << 20 // bytes per write
 	spillBlocks = 4       // blocks in flight per stream: the memory bound
+	spillKeep   = 32      // written blocks kept for the next spill file
 	spillAlign  = 4096    // O_DIRECT alignment of buffer, length and offset
 )
 
-// spillPool recycles aligned blocks across streams and commands.
-var spillPool = sync.Pool{New: func() any {
-	raw := make([]byte, spillBlock+spillAlign)
-	off := int(-uintptr(unsafe.Pointer(&raw[0])) & (spillAlign - 1))
-	b := raw[off : off+spillBlock : off+spillBlock]
+// Blocks are mapped memory, outside the Go heap: page-aligned as direct
+// I/O needs, given back to the system as soon as they are unmapped, and
+// never churned through the collector (which, with a sync.Pool of heap
+// blocks, grew hostcore's memory under load). spillFree keeps up to
+// spillKeep written blocks for the next spill file; the rest are unmapped.
+var spillFree = make(chan *[]byte, spillKeep)
+
+func getBlock() *[]byte {
+	select {
+	case b := <-spillFree:
+		return b
+	default:
+	}
+	b, err := unix.Mmap(-1, 0, spillBlock, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		// No mapping to be had: a heap block, aligned by hand.
+		raw := make([]byte, spillBlock+spillAlign)
+		off := int(-uintptr(unsafe.Pointer(&raw[0])) & (spillAlign - 1))
+		b = raw[off : off+spillBlock : off+spillBlock]
+	}
 	return &b
-}}
+}
+
+func putBlock(b *[]byte) {
+	*b = (*b)[:spillBlock]
+	select {
+	case spillFree <- b:
+	default:
+		unix.Munmap(*b) // fails harmlessly for a heap block
+	}
+}
 
 // spillFile is the complete copy of one stream. Write is called by one
 // goroutine (the pump); the blocks are written by another.
@@ -41,6 +67,7 @@ type spillFile struct {
 
 	cur  *[]byte      // the block being filled
 	n    int          // bytes in cur
+	held int          // blocks taken by this file (≤ spillBlocks), only as many as the stream needs
 	full chan *[]byte // filled blocks, to the writer
 	free chan *[]byte // written blocks, back to Write
 	done chan struct{}
@@ -60,10 +87,7 @@ func createSpill(dir, name string) (*spillFile, error) {
 	s := &spillFile{f: f, path: f.Name(), full: make(chan *[]byte, spillBlocks), free: make(chan *[]byte, spillBlocks),
 		done: make(chan struct{}), fail: make(chan struct{})}
 	direct := setDirect(f, true) == nil
-	for range spillBlocks {
-		s.free <- spillPool.Get().(*[]byte)
-	}
-	s.cur = <-s.free
+	s.cur, s.held = getBlock(), 1
 	go s.writer(direct)
 	return s, nil
 }
@@ -82,11 +106,20 @@ func (s *spillFile) Write(p []byte) {
 		p = p[k:]
 		if s.n == spillBlock {
 			s.full <- s.cur
+			s.cur = nil
 			select {
 			case s.cur = <-s.free:
-			case <-s.fail:
-				s.cur = nil
-				return
+			default:
+				if s.held < spillBlocks {
+					s.cur = getBlock()
+					s.held++
+					break
+				}
+				select {
+				case s.cur = <-s.free:
+				case <-s.fail:
+					return
+				}
 			}
 			s.n = 0
 		}
@@ -138,13 +171,13 @@ func (s *spillFile) Close() error {
 	}
 	close(s.full)
 	<-s.done
+	// Every block sent to the writer has come back to free.
 	if s.cur != nil {
-		s.free <- s.cur
+		putBlock(s.cur)
+		s.held--
 	}
-	for range spillBlocks {
-		b := <-s.free
-		*b = (*b)[:spillBlock]
-		spillPool.Put(b)
+	for range s.held {
+		putBlock(<-s.free)
 	}
 	err := s.err
 	if err == nil {
