@@ -113,17 +113,17 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 	}
 
 	spec := process.Spec{
-		Path:      bash,
-		Args:      []string{"-lc", a.Command},
-		Dir:       c.sess.WorkspaceRoot,
-		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY),
-		TTY:       a.TTY,
-		Timeout:   time.Duration(a.Timeout) * time.Second,
-		Grace:     bashGrace,
-		HeadBytes: bashHeadBytes,
-		TailBytes: bashTailBytes,
-		SpillDir:  c.scratchDir(),
-		OnOutput:  c.outputNotifier(),
+		Path:          bash,
+		Args:          []string{"-lc", a.Command},
+		Dir:           c.sess.WorkspaceRoot,
+		Env:           bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY),
+		TTY:           a.TTY,
+		Timeout:       time.Duration(a.Timeout) * time.Second,
+		Grace:         bashGrace,
+		HeadBytes:     bashHeadBytes,
+		TailBytes:     bashTailBytes,
+		SpillDir:      c.scratchDir(),
+		OnOutputBatch: c.outputNotifier(),
 	}
 	res, err := process.Run(ctx, spec)
 	if err != nil {
@@ -146,34 +146,37 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 	return out
 }
 
-// rawNotifier is implemented by rpc.Server: a notification whose params are
-// encoded straight into the line that is written, without jsonrpc2's
-// repeated re-validation.
+// rawNotifier is implemented by rpc.Server: notifications whose params are
+// encoded straight into the lines that are written, without jsonrpc2's
+// repeated re-validation, several with one write.
 type rawNotifier interface {
-	NotifyBuild(method string, build func(dst []byte) []byte) error
+	NotifyBuildN(method string, n int, build func(i int, dst []byte) []byte) error
 }
 
 // outputNotifier sends the command's output as tool.output notifications
-// (PROTOCOL section 5). Each call has written its line before it returns,
+// (PROTOCOL section 5). Each call has written its lines before it returns,
 // and every call returns before process.Run does: all chunks precede the
-// response. The chunk is escaped once, into the line itself.
-func (c *call) outputNotifier() func(stream string, seq int, data []byte) {
+// response. A chunk is escaped once, into its line; the chunks of one call
+// go out with one write.
+func (c *call) outputNotifier() func(stream string, seq int, chunks [][]byte) {
 	raw, ok := c.s.client.(rawNotifier)
 	if !ok {
-		return func(stream string, seq int, data []byte) {
-			c.s.client.Notify(context.Background(), "tool.output", map[string]any{
-				"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "stream": stream, "seq": seq, "data": string(data),
-			})
+		return func(stream string, seq int, chunks [][]byte) {
+			for i, data := range chunks {
+				c.s.client.Notify(context.Background(), "tool.output", map[string]any{
+					"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "stream": stream, "seq": seq + i, "data": string(data),
+				})
+			}
 		}
 	}
 	prefix := appendJSONString(append([]byte(nil), `{"sessionId":`...), []byte(c.sess.ID))
 	prefix = appendJSONString(append(prefix, `,"toolCallId":`...), []byte(c.p.ToolCallID))
-	return func(stream string, seq int, data []byte) {
-		raw.NotifyBuild("tool.output", func(b []byte) []byte {
+	return func(stream string, seq int, chunks [][]byte) {
+		raw.NotifyBuildN("tool.output", len(chunks), func(i int, b []byte) []byte {
 			b = append(b, prefix...)
 			b = appendJSONString(append(b, `,"stream":`...), []byte(stream))
-			b = strconv.AppendInt(append(b, `,"seq":`...), int64(seq), 10)
-			b = appendJSONString(append(b, `,"data":`...), data)
+			b = strconv.AppendInt(append(b, `,"seq":`...), int64(seq+i), 10)
+			b = appendJSONString(append(b, `,"data":`...), chunks[i])
 			return append(b, '}')
 		})
 	}

@@ -50,7 +50,8 @@ func (s *lineStream) WriteObject(obj any) error {
 	return s.writeLine(append(data, '\n'))
 }
 
-// writeLine writes one whole line, which ends in '\n', with one Write.
+// writeLine writes one or more whole lines, each ending in '\n', with one
+// Write: no other line can come between them.
 func (s *lineStream) writeLine(line []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()

@@ -27,7 +27,7 @@ func TestPumpGrowsOnlyFullPipes(t *testing.T) {
 			w.Close()
 		}()
 		capt := newCapture("stdout", 16, 16, "")
-		pump(r, capt, func(string, int, []byte) {})
+		pump(r, capt, func(string, int, [][]byte) {})
 		got := pipeCapacity(t, r)
 		r.Close()
 		if capt.total != int64(c.n) {

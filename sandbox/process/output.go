@@ -14,7 +14,7 @@ import (
 // The delay is under the promised 50 ms to leave room for the pipe and the
 // scheduler between the command's write and the call.
 const (
-	chunkMax   = 64 << 10
+	chunkMax   = 16 << 10
 	chunkDelay = 40 * time.Millisecond
 )
 
@@ -170,46 +170,61 @@ func runeCut(p []byte) int {
 // chunkPool recycles the copies pump hands to emit.
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, readBuf); return &b }}
 
-func emit(stream string, in <-chan *[]byte, out func(stream string, seq int, data []byte)) {
+func emit(stream string, in <-chan *[]byte, out func(stream string, seq int, chunks [][]byte)) {
 	var (
 		pending []byte
 		seq     int
+		batch   [][]byte
 		timer   = time.NewTimer(time.Hour)
 		armed   bool
 	)
 	timer.Stop()
 	defer timer.Stop()
-	send := func(n int) {
-		out(stream, seq, pending[:n:n])
-		seq++
-		// out has returned and kept nothing: shift the rest down in place.
-		pending = pending[:copy(pending, pending[n:])]
+	// cut appends data's whole chunks to batch and returns what is left.
+	cut := func(data []byte) []byte {
+		for len(data) >= chunkMax {
+			n := runeCut(data[:chunkMax])
+			if n == 0 {
+				n = chunkMax
+			}
+			batch = append(batch, data[:n:n])
+			data = data[n:]
+		}
+		return data
+	}
+	// flush hands the batch over; out has returned and kept nothing.
+	flush := func() {
+		if len(batch) > 0 {
+			out(stream, seq, batch)
+			seq += len(batch)
+			clear(batch)
+			batch = batch[:0]
+		}
 	}
 	for {
 		select {
 		case p, ok := <-in:
 			if !ok {
 				if len(pending) > 0 {
-					send(len(pending)) // EOF: nothing more can complete a rune
+					// EOF: nothing more can complete a rune.
+					batch = append(batch, pending)
+					flush()
 				}
 				return
 			}
-			if len(pending) == 0 && len(*p) == chunkMax && runeCut(*p) == chunkMax {
-				// A whole chunk on its own (a flood): send it as read.
-				out(stream, seq, *p)
-				seq++
-				chunkPool.Put(p)
-				continue
+			if len(pending) == 0 {
+				// Whole chunks go out as read (a flood: no copy); only
+				// the remainder waits.
+				rest := cut(*p)
+				flush()
+				pending = append(pending, rest...)
+			} else {
+				pending = append(pending, *p...)
+				rest := cut(pending)
+				flush()
+				pending = pending[:copy(pending, rest)]
 			}
-			pending = append(pending, *p...)
 			chunkPool.Put(p)
-			for len(pending) >= chunkMax {
-				n := runeCut(pending[:chunkMax])
-				if n == 0 {
-					n = chunkMax
-				}
-				send(n)
-			}
 			if n := runeCut(pending); n == 0 {
 				if armed {
 					timer.Stop()
@@ -222,7 +237,9 @@ func emit(stream string, in <-chan *[]byte, out func(stream string, seq int, dat
 		case <-timer.C:
 			armed = false
 			if n := runeCut(pending); n > 0 {
-				send(n)
+				batch = append(batch, pending[:n:n])
+				flush()
+				pending = pending[:copy(pending, pending[n:])]
 			}
 		}
 	}

@@ -77,6 +77,11 @@ type Spec struct {
 	// Every call has returned before Run returns, so OnOutput must not block
 	// for long: it holds the command's output back while it runs.
 	OnOutput func(stream string, seq int, data []byte)
+	// OnOutputBatch, if set, is used instead of OnOutput and gets the same
+	// chunks, several at once when they are ready together (a flood
+	// delivers a pipe's worth, 64 KiB, per call): chunks[i] has seq+i. A
+	// consumer can send them with one write.
+	OnOutputBatch func(stream string, seq int, chunks [][]byte)
 }
 
 // Result is what became of a command.
@@ -226,7 +231,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pump(r, captures[i], s.OnOutput)
+			pump(r, captures[i], s.batchOutput())
 		}()
 	}
 
@@ -274,9 +279,21 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	return res, nil
 }
 
+// batchOutput is the Spec's output callback in batch form, nil for none.
+func (s Spec) batchOutput() func(string, int, [][]byte) {
+	if s.OnOutputBatch != nil || s.OnOutput == nil {
+		return s.OnOutputBatch
+	}
+	return func(stream string, seq int, chunks [][]byte) {
+		for i, c := range chunks {
+			s.OnOutput(stream, seq+i, c)
+		}
+	}
+}
+
 // pump reads one output stream to EOF (or to the drain deadline), feeding the
-// bounded capture and, when set, the OnOutput emitter.
-func pump(r *os.File, c *capture, onOutput func(string, int, []byte)) {
+// bounded capture and, when set, the output emitter.
+func pump(r *os.File, c *capture, onOutput func(string, int, [][]byte)) {
 	var ch chan *[]byte
 	done := make(chan struct{})
 	if onOutput != nil {

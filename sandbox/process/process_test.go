@@ -539,7 +539,7 @@ func TestOnOutputLargeCoalesced(t *testing.T) {
 		}
 	}
 	if n := len(c.chunks); n < 2000000/chunkMax || n > 2*2000000/chunkMax+2 {
-		t.Errorf("%d chunks for 2 MB: not coalesced to ~%d KiB", n, chunkMax>>10)
+		t.Errorf("%d chunks for 2 MB: not coalesced to ~16 KiB", n)
 	}
 }
 
@@ -550,7 +550,11 @@ func TestEmitHoldsIncompleteRune(t *testing.T) {
 	var got []string
 	done := make(chan struct{})
 	go func() {
-		emit("stdout", in, func(_ string, _ int, d []byte) { got = append(got, string(d)) })
+		emit("stdout", in, func(_ string, _ int, chunks [][]byte) {
+			for _, d := range chunks {
+				got = append(got, string(d))
+			}
+		})
 		close(done)
 	}()
 	in <- chunk("x\xe2")
