@@ -92,12 +92,7 @@ func TestCacheFollowsEveryWrite(t *testing.T) {
 // TestAuditQueryUsesIndexes: a filtered audit.query reads through its index,
 // not the whole table, and returns the rows it should, newest first.
 func TestAuditQueryUsesIndexes(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	ctx, s := context.Background(), openTestStore(t)
 	for i, r := range []struct{ sess, call string }{{"a", "x"}, {"b", "x"}, {"a", "y"}, {"a", "x"}} {
 		row := AuditRow{SessionID: r.sess, TurnID: "t", ToolCallID: r.call, ToolName: "Read", ArgsHash: "h", Decision: "auto-allow", CreatedAt: Now(), DurationMs: int64(i)}
 		if err := s.InsertAudit(ctx, row, false); err != nil {
@@ -148,12 +143,7 @@ func TestAuditQueryUsesIndexes(t *testing.T) {
 // session forgets them (its audit rows stay), so a session created again
 // under the same id starts afresh.
 func TestToolCallIDsSeenEitherWay(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	ctx, s := context.Background(), openTestStore(t)
 	sess := Session{ID: "a", WorkspaceRoot: "/w", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()}
 	if err := s.CreateSession(ctx, sess); err != nil {
 		t.Fatal(err)
@@ -194,4 +184,15 @@ func TestToolCallIDsSeenEitherWay(t *testing.T) {
 	if rows, _ := s.QueryAudit(ctx, AuditFilter{SessionID: "a"}); len(rows) != 2 {
 		t.Errorf("audit rows after delete: %d, want 2", len(rows))
 	}
+}
+
+// openTestStore opens a store in a fresh directory, closed when the test ends.
+func openTestStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
