@@ -22,7 +22,7 @@ import (
 const (
 	spillBlock  = 1 << 20 // bytes per write
 	spillBlocks = 4       // blocks in flight per stream: the memory bound
-	spillKeep   = 32      // written blocks kept for the next spill file
+	spillKeep   = 2       // written blocks kept for the next spill file
 	spillAlign  = 4096    // O_DIRECT alignment of buffer, length and offset
 )
 
