@@ -26,6 +26,10 @@ const killBound = 5 * time.Second
 // pollEvery is how often the ladder looks for processes still alive.
 const pollEvery = 10 * time.Millisecond
 
+// settleDelay is how long the reaper waits, once the shell has exited, to
+// learn that no child is left before it scans for leftovers.
+const settleDelay = 2 * time.Millisecond
+
 // MaybeRunReaper must be the first thing main calls (and TestMain, in tests
 // of packages that use Run). When the process was started as a reaper by Run
 // it does the reaper's work and exits; otherwise it returns at once. Nothing
@@ -104,6 +108,13 @@ func runReaper(args []string) int {
 
 	select {
 	case <-shellDone: // leftovers (background jobs, daemons) go too
+		// Usually there are none: the wait after the shell's finds no
+		// child at once. Give it that moment before scanning /proc (every
+		// process on the machine) for leftovers.
+		select {
+		case <-allGone:
+		case <-time.After(settleDelay):
+		}
 	case <-stop:
 	}
 	terminateTree(time.Duration(grace), allGone)
