@@ -113,17 +113,17 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 	}
 
 	spec := process.Spec{
-		Path:          bash,
-		Args:          []string{"-lc", a.Command},
-		Dir:           c.sess.WorkspaceRoot,
-		Env:           bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY),
-		TTY:           a.TTY,
-		Timeout:       time.Duration(a.Timeout) * time.Second,
-		Grace:         bashGrace,
-		HeadBytes:     bashHeadBytes,
-		TailBytes:     bashTailBytes,
-		SpillDir:      c.scratchDir(),
-		OnOutputBatch: c.outputNotifier(),
+		Path:      bash,
+		Args:      []string{"-lc", a.Command},
+		Dir:       c.sess.WorkspaceRoot,
+		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY),
+		TTY:       a.TTY,
+		Timeout:   time.Duration(a.Timeout) * time.Second,
+		Grace:     bashGrace,
+		HeadBytes: bashHeadBytes,
+		TailBytes: bashTailBytes,
+		SpillDir:  c.scratchDir(),
+		OnOutput:  c.outputNotifier(),
 	}
 	res, err := process.Run(ctx, spec)
 	if err != nil {

@@ -216,26 +216,13 @@ func (s *Server) connection(ctx context.Context) (*jsonrpc2.Conn, error) {
 	}
 }
 
-// NotifyRaw sends a notification whose params the caller has encoded as
-// one valid JSON object. jsonrpc2's Notify encodes params and then
-// re-validates them at every level of the message; a command printing
-// hundreds of megabytes as tool.output spent most of its time there.
-func (s *Server) NotifyRaw(method string, params []byte) error {
-	return s.NotifyBuild(method, func(dst []byte) []byte { return append(dst, params...) })
-}
-
-// NotifyBuild sends a notification whose params build appends, as one valid
-// JSON object, straight into the line that is written: a flood of output is
-// encoded once and copied by nobody on its way to the client. build must
-// not keep dst.
-func (s *Server) NotifyBuild(method string, build func(dst []byte) []byte) error {
-	return s.NotifyBuildN(method, 1, func(_ int, dst []byte) []byte { return build(dst) })
-}
-
-// NotifyBuildN sends n notifications of one method, params i built by
-// build(i, dst) as in NotifyBuild, with one write: the client reads them as
-// n lines, and a flood of output costs a system call per batch, not per
-// notification.
+// NotifyBuildN sends n notifications of one method with one write. build(i,
+// dst) appends the params of notification i, one valid JSON object,
+// straight into the lines that are written (and must not keep dst): a flood
+// of output is encoded once, copied by nobody on its way to the client, and
+// costs a system call per batch, not per notification. jsonrpc2's Notify
+// encodes params and then re-validates them at every level of the message;
+// a command printing hundreds of megabytes spent most of its time there.
 func (s *Server) NotifyBuildN(method string, n int, build func(i int, dst []byte) []byte) error {
 	m, err := json.Marshal(method)
 	if err != nil {

@@ -157,10 +157,11 @@ func TestToolCallIDsSeenEitherWay(t *testing.T) {
 	if err := s.InsertAudit(ctx, AuditRow{SessionID: "a", ToolCallID: "dup", ToolName: "Read", Decision: "policy-deny", CreatedAt: Now()}, false); err != nil {
 		t.Fatal(err)
 	}
-	check := func(when string, cases []struct {
+	type tc = struct {
 		sess, id string
 		seen     bool
-	}) {
+	}
+	check := func(when string, cases []tc) {
 		t.Helper()
 		for _, c := range cases {
 			seen, err := s.ToolCallSeen(ctx, c.sess, c.id)
@@ -168,10 +169,6 @@ func TestToolCallIDsSeenEitherWay(t *testing.T) {
 				t.Errorf("%s: ToolCallSeen(%s, %s) = %v, %v; want %v", when, c.sess, c.id, seen, err, c.seen)
 			}
 		}
-	}
-	type tc = struct {
-		sess, id string
-		seen     bool
 	}
 	check("before delete", []tc{{"a", "write", true}, {"a", "read", true}, {"a", "dup", false}, {"b", "write", false}, {"b", "read", false}})
 	if err := s.ReserveToolCall(ctx, "a", "read"); !errors.Is(err, ErrExists) {

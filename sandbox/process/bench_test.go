@@ -42,7 +42,7 @@ func BenchmarkFirstChunk(b *testing.B) {
 	for b.Loop() {
 		got := make(chan time.Duration, 1)
 		s := bash(`echo "$EPOCHREALTIME"; sleep 0.2`)
-		s.OnOutput = func(_ string, seq int, data []byte) {
+		s.OnOutput = eachChunk(func(_ string, seq int, data []byte) {
 			now := time.Now()
 			if seq != 0 {
 				return
@@ -53,7 +53,7 @@ func BenchmarkFirstChunk(b *testing.B) {
 				return
 			}
 			got <- now.Sub(time.UnixMicro(int64(sec * 1e6)))
-		}
+		})
 		if _, err := Run(context.Background(), s); err != nil {
 			b.Fatal(err)
 		}

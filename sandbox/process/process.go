@@ -69,19 +69,17 @@ type Spec struct {
 	// stream is truncated (created on the first truncation and written as
 	// output arrives, so memory stays flat).
 	SpillDir string
-	// OnOutput, if set, receives the output as it arrives (data is only
-	// valid during the call: copy it to keep it): chunks of at most
+	// OnOutput, if set, receives the output as it arrives (chunks are only
+	// valid during the call: copy them to keep them): chunks of at most
 	// 16 KiB, each delivered at most 50 ms after its bytes arrived, never
-	// splitting a UTF-8 rune; seq counts from 0 per stream; calls for one
-	// stream are sequential, calls for stdout and stderr may be concurrent.
-	// Every call has returned before Run returns, so OnOutput must not block
-	// for long: it holds the command's output back while it runs.
-	OnOutput func(stream string, seq int, data []byte)
-	// OnOutputBatch, if set, is used instead of OnOutput and gets the same
-	// chunks, several at once when they are ready together (a flood
-	// delivers a pipe's worth, 64 KiB, per call): chunks[i] has seq+i. A
-	// consumer can send them with one write.
-	OnOutputBatch func(stream string, seq int, chunks [][]byte)
+	// splitting a UTF-8 rune. chunks[i] has sequence number seq+i, counting
+	// from 0 per stream; the chunks that are ready together come in one call
+	// (a flood: a pipe read's worth, up to 64 KiB), so a consumer can send
+	// them with one write. Calls for one stream are sequential, calls for
+	// stdout and stderr may be concurrent. Every call has returned before
+	// Run returns, so OnOutput must not block for long: it holds the
+	// command's output back while it runs.
+	OnOutput func(stream string, seq int, chunks [][]byte)
 }
 
 // Result is what became of a command.
@@ -231,7 +229,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pump(r, captures[i], s.batchOutput())
+			pump(r, captures[i], s.OnOutput)
 		}()
 	}
 
@@ -277,18 +275,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	return res, nil
-}
-
-// batchOutput is the Spec's output callback in batch form, nil for none.
-func (s Spec) batchOutput() func(string, int, [][]byte) {
-	if s.OnOutputBatch != nil || s.OnOutput == nil {
-		return s.OnOutputBatch
-	}
-	return func(stream string, seq int, chunks [][]byte) {
-		for i, c := range chunks {
-			s.OnOutput(stream, seq+i, c)
-		}
-	}
 }
 
 // pump reads one output stream to EOF (or to the drain deadline), feeding the

@@ -46,11 +46,11 @@ func runHelper(command string) {
 	var once sync.Once
 	Run(context.Background(), Spec{
 		Path: "/bin/bash", Args: []string{"-c", command}, Grace: 200 * time.Millisecond,
-		OnOutput: func(_ string, _ int, data []byte) {
+		OnOutput: eachChunk(func(_ string, _ int, data []byte) {
 			if bytes.Contains(data, []byte("ready")) {
 				once.Do(func() { fmt.Println("ready") })
 			}
-		},
+		}),
 	})
 	os.Exit(3)
 }
@@ -165,11 +165,11 @@ func abortOn(t *testing.T, command, word string) (context.Context, Spec) {
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	s := bash(command)
-	s.OnOutput = func(_ string, _ int, data []byte) {
+	s.OnOutput = eachChunk(func(_ string, _ int, data []byte) {
 		if bytes.Contains(data, []byte(word)) {
 			cancel()
 		}
-	}
+	})
 	return ctx, s
 }
 
@@ -296,12 +296,12 @@ func TestReaperKilledFromOutside(t *testing.T) {
 	t.Parallel()
 	m := marker()
 	s := bash("echo reaper=$PPID; sleep " + m)
-	s.OnOutput = func(_ string, _ int, data []byte) {
+	s.OnOutput = eachChunk(func(_ string, _ int, data []byte) {
 		if _, pid, ok := strings.Cut(strings.TrimSpace(string(data)), "reaper="); ok {
 			n, _ := strconv.Atoi(pid)
 			syscall.Kill(n, syscall.SIGKILL)
 		}
-	}
+	})
 	res := run(t, s)
 	assertNoSurvivors(t, m)
 	if res.Signal != "SIGKILL" || res.ExitCode != -1 {
@@ -458,6 +458,15 @@ type chunk struct {
 	data   string
 }
 
+// eachChunk adapts a per-chunk callback to Spec.OnOutput.
+func eachChunk(f func(stream string, seq int, data []byte)) func(string, int, [][]byte) {
+	return func(stream string, seq int, chunks [][]byte) {
+		for i, c := range chunks {
+			f(stream, seq+i, c)
+		}
+	}
+}
+
 // collect records OnOutput calls and fails the test on any after Run returned.
 type collect struct {
 	mu       sync.Mutex
@@ -507,7 +516,7 @@ func TestOnOutputRunesSplitAcrossWrites(t *testing.T) {
 	// € is e2 82 ac; each write leaves a rune incomplete for longer than the
 	// 50 ms flush delay.
 	s := bash(`printf 'a\xe2\x82'; sleep 0.15; printf '\xac b\xf0\x9f'; sleep 0.15; printf '\x98\x80'; echo e >&2`)
-	s.OnOutput = c.on
+	s.OnOutput = eachChunk(c.on)
 	res := run(t, s)
 	c.returned.Store(true)
 	if got := c.check(t, "stdout", true); got != "a€ b😀" || got != res.Stdout.Head {
@@ -525,7 +534,7 @@ func TestOnOutputLargeCoalesced(t *testing.T) {
 	t.Parallel()
 	var c collect
 	s := bash(`yes 'héllo wörld € 😀' | head -c 2000000`)
-	s.OnOutput = c.on
+	s.OnOutput = eachChunk(c.on)
 	res := run(t, s)
 	c.returned.Store(true)
 	got := c.check(t, "stdout", false)
