@@ -39,13 +39,20 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 // the ghp_ family, its "gh"; "key" covers api keys, access keys and private
 // key blocks). ASCII text holding none of them cannot match any pattern,
 // and it is most of what is redacted: paths, patterns, short commands.
-var secretHints = []string{"key", "authorization", "passw", "pwd", "secret", "token", "gh", "github_pat_", "sk-", "akia", "asia", "xox", "aiza", "://"}
+var secretHints = [][]byte{[]byte("key"), []byte("authorization"), []byte("passw"), []byte("pwd"), []byte("secret"), []byte("token"),
+	[]byte("gh"), []byte("github_pat_"), []byte("sk-"), []byte("akia"), []byte("asia"), []byte("xox"), []byte("aiza"), []byte("://")}
 
 // mayHoldSecret reports whether Redact must run its patterns on s. Text
 // that is not ASCII always must: case-insensitive patterns fold some
 // letters to non-ASCII ones (k to the Kelvin sign, s to long s).
 func mayHoldSecret(s string) bool {
-	lower := make([]byte, len(s))
+	// Previews are short: lower-case them on the stack.
+	var small [256]byte
+	lower := small[:0]
+	if len(s) > len(small) {
+		lower = make([]byte, 0, len(s))
+	}
+	lower = lower[:len(s)]
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
@@ -57,7 +64,7 @@ func mayHoldSecret(s string) bool {
 		lower[i] = c
 	}
 	for _, h := range secretHints {
-		if bytes.Contains(lower, []byte(h)) {
+		if bytes.Contains(lower, h) {
 			return true
 		}
 	}
