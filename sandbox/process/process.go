@@ -27,7 +27,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,6 +79,9 @@ type Spec struct {
 	// Run returns, so OnOutput must not block for long: it holds the
 	// command's output back while it runs.
 	OnOutput func(stream string, seq int, chunks [][]byte)
+	// Warm, if set, provides a reaper started ahead of time (for commands
+	// without a TTY), and Run starts the next one.
+	Warm *Warm
 }
 
 // Result is what became of a command.
@@ -123,66 +125,47 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		path = p
 	}
 
-	// open collects every descriptor Run creates, so that each is closed on
-	// every path out of Run.
-	var open []*os.File
-	defer func() {
-		for _, f := range open {
-			f.Close()
-		}
-	}()
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			open = append(open, r, w)
-		}
-		return r, w, err
+	if err := ctx.Err(); err != nil {
+		return Result{}, err // nothing started
 	}
-
-	// The control pipe carries no data: its EOF tells the reaper to kill the
-	// tree. hostcore closes its end on abort/timeout, and the kernel closes it
-	// when hostcore dies, however it dies.
-	ctlR, ctlW, err := pipe()
+	spec := reaperSpec{Path: path, Args: s.Args, Env: s.Env, Dir: s.Dir, TTY: s.TTY, Grace: s.Grace}
+	if spec.Env == nil {
+		spec.Env = os.Environ()
+	}
+	line, err := spec.encode()
 	if err != nil {
-		return Result{}, fmt.Errorf("creating control pipe: %w", err)
+		return Result{}, fmt.Errorf("starting %s: %w", path, err)
 	}
-	// The status pipe carries the reaper's report: the shell's pid, then how
-	// it ended (see writeStatus).
-	stR, stW, err := pipe()
-	if err != nil {
-		return Result{}, fmt.Errorf("creating status pipe: %w", err)
+	var r *reaper
+	if s.Warm != nil && !s.TTY {
+		r = s.Warm.take()
+		defer func() {
+			// Not for an aborted command: hostcore may be shutting down,
+			// or the session going.
+			if ctx.Err() == nil {
+				s.Warm.fill()
+			}
+		}()
 	}
-
-	var (
-		readers     []*os.File // hostcore's ends of the output
-		names       []string
-		childStdin  *os.File // nil = /dev/null
-		childStdout *os.File
-		childStderr *os.File
-	)
-	if s.TTY {
-		master, slave, err := pty.Open()
-		if err != nil {
-			return Result{}, fmt.Errorf("opening pty: %w", err)
+	warm := r != nil
+	if warm {
+		if _, err := r.ctl.Write(line); err != nil {
+			// The warm reaper is gone (killed from outside while it
+			// waited): start one as if there had been none.
+			r.discard()
+			r, warm = nil, false
 		}
-		open = append(open, master, slave)
-		// A wide terminal so that tools which wrap or truncate to the width
-		// do not mangle output meant for the model.
-		_ = pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
-		readers, names = []*os.File{master}, []string{"stdout"}
-		childStdin, childStdout, childStderr = slave, slave, slave
-	} else {
-		outR, outW, err := pipe()
-		if err != nil {
-			return Result{}, fmt.Errorf("creating stdout pipe: %w", err)
-		}
-		errR, errW, err := pipe()
-		if err != nil {
-			return Result{}, fmt.Errorf("creating stderr pipe: %w", err)
-		}
-		readers, names = []*os.File{outR, errR}, []string{"stdout", "stderr"}
-		childStdout, childStderr = outW, errW
 	}
+	if r == nil {
+		if r, err = startReaper(s.TTY); err != nil {
+			return Result{}, fmt.Errorf("starting %s: %w", path, err)
+		}
+		if _, err := r.ctl.Write(line); err != nil {
+			r.discard()
+			return Result{}, fmt.Errorf("starting %s: reaper: %w", path, err)
+		}
+	}
+	defer r.close()
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -190,38 +173,27 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		runCtx, cancel = context.WithTimeout(runCtx, s.Timeout)
 		defer cancel()
 	}
-
-	args := append([]string{reaperArg, strconv.FormatInt(int64(s.Grace), 10), strconv.FormatBool(s.TTY), path}, s.Args...)
-	cmd := exec.CommandContext(runCtx, selfExe(), args...)
-	cmd.Args[0] = "hostcore-reaper"
-	cmd.Dir, cmd.Env = s.Dir, s.Env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = childStdin, childStdout, childStderr
-	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4 in the reaper
-	// Its own process group keeps terminal signals (^C in a terminal running
-	// hostcore) from reaching the reaper around hostcore's back.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Abort and timeout close the control pipe: the reaper runs the ladder
+	// and exits. Backstop: a reaper that has not finished the ladder by
+	// then is killed, and Run goes on to kill the shell's session itself.
 	var stopped atomic.Bool
-	var closeCtl sync.Once
-	cmd.Cancel = func() error {
-		stopped.Store(true)
-		closeCtl.Do(func() { ctlW.Close() })
-		return nil
-	}
-	// Backstop: a reaper that has not finished the ladder by now is killed
-	// and Run goes on to kill the shell's session itself.
-	cmd.WaitDelay = s.Grace + killBound + time.Second
-
-	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("starting %s: %w", path, err)
-	}
-	// Only the reaper (and the tree under it) may hold the child ends: EOF on
-	// the output pipes must mean that every writer is gone.
-	for _, f := range []*os.File{ctlR, stW, childStdin, childStdout, childStderr} {
-		if f != nil {
-			f.Close()
+	exited, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-runCtx.Done():
+			stopped.Store(true)
+			r.stop()
+			select {
+			case <-exited:
+			case <-time.After(s.Grace + killBound + time.Second):
+				r.cmd.Process.Kill()
+			}
+		case <-exited:
 		}
-	}
+	}()
 
+	readers, names := r.readers, r.names
 	var wg sync.WaitGroup
 	captures := make([]*capture, len(readers))
 	for i, r := range readers {
@@ -233,10 +205,21 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}()
 	}
 
-	waitErr := cmd.Wait()
-	closeCtl.Do(func() { ctlW.Close() })
-	st := readStatus(stR)
+	waitErr := r.cmd.Wait()
+	close(exited)
+	<-watched
+	r.stop()
+	st := readStatus(r.status)
 
+	if warm && st.pid == 0 && !st.done && st.startErr == "" && !stopped.Load() {
+		// The warm reaper died before it started the shell (killed from
+		// outside while it waited, the spec still accepted by its pipe):
+		// nothing ran, so the command runs under a fresh reaper.
+		wg.Wait()
+		r.close()
+		s.Warm = nil
+		return Run(ctx, s)
+	}
 	if !st.done && st.pid > 0 {
 		// The reaper died without reporting (killed from outside, or by
 		// WaitDelay): kill what we know of the tree, the shell's session.

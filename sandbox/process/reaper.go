@@ -3,11 +3,13 @@
 package process
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,7 +38,7 @@ const settleDelay = 2 * time.Millisecond
 // else is needed at start-up: hostcore itself does not become a subreaper.
 func MaybeRunReaper() {
 	if len(os.Args) > 1 && os.Args[1] == reaperArg {
-		os.Exit(runReaper(os.Args[2:]))
+		os.Exit(runReaper())
 	}
 	reaperCapable.Store(true)
 }
@@ -52,27 +54,88 @@ var reaperCapable atomic.Bool
 // start-up of this process.
 var ErrNoReaper = errors.New("process: MaybeRunReaper was not called first thing in main (or TestMain); refusing to re-execute this binary as a reaper")
 
-// runReaper starts the shell in its own session and waits for it; then, or
-// as soon as it is told to stop, it terminates every descendant, reports how
-// the shell ended on the status pipe and returns the exit code for itself.
+// reaperSpec is the command a reaper runs, sent on its control pipe: a
+// reaper is started before its command is known (see Warm), so the command
+// cannot be in its arguments. The encoding is a header line and then
+// NUL-terminated strings, which carries any bytes a path, an argument or an
+// environment entry may hold (none may hold NUL) exactly.
+type reaperSpec struct {
+	Path  string
+	Args  []string // after Path
+	Env   []string
+	Dir   string
+	TTY   bool // fd 0 is a terminal, to become the controlling one
+	Grace time.Duration
+}
+
+// maxSpec bounds the spec a reaper reads: the environment is the big part,
+// and the kernel takes a few MiB of arguments and environment at most.
+const maxSpec = 16 << 20
+
+func (sp reaperSpec) encode() ([]byte, error) {
+	b := fmt.Appendf(nil, "%d %t %d %d\n", int64(sp.Grace), sp.TTY, len(sp.Args), len(sp.Env))
+	fields := append(append([]string{sp.Path, sp.Dir}, sp.Args...), sp.Env...)
+	for _, f := range fields {
+		if strings.IndexByte(f, 0) >= 0 {
+			return nil, fmt.Errorf("%q holds a NUL byte", f)
+		}
+		b = append(append(b, f...), 0)
+	}
+	if len(b) > maxSpec {
+		return nil, fmt.Errorf("command and environment exceed %d bytes", maxSpec)
+	}
+	return b, nil
+}
+
+func readSpec(r *bufio.Reader) (reaperSpec, error) {
+	var sp reaperSpec
+	header, err := r.ReadString('\n')
+	if err != nil {
+		return sp, err
+	}
+	var grace int64
+	var nArgs, nEnv int
+	if _, err := fmt.Sscanf(header, "%d %t %d %d\n", &grace, &sp.TTY, &nArgs, &nEnv); err != nil || nArgs < 0 || nEnv < 0 {
+		return sp, fmt.Errorf("bad spec header %q", header)
+	}
+	sp.Grace = time.Duration(grace)
+	fields := make([]string, 0, 2+min(nArgs+nEnv, 1<<16))
+	for range 2 + nArgs + nEnv {
+		f, err := r.ReadString(0)
+		if err != nil {
+			return sp, err
+		}
+		fields = append(fields, f[:len(f)-1])
+	}
+	sp.Path, sp.Dir = fields[0], fields[1]
+	sp.Args, sp.Env = fields[2:2+nArgs], fields[2+nArgs:]
+	return sp, nil
+}
+
+// runReaper waits for its command on the control pipe, starts the shell in
+// its own session and waits for it; then, or as soon as it is told to stop,
+// it terminates every descendant, reports how the shell ended on the status
+// pipe and returns the exit code for itself.
 //
-// Arguments: grace in nanoseconds, "true" for a TTY, the shell's path, its
-// arguments. fd 3 is the control pipe, fd 4 the status pipe.
-func runReaper(args []string) int {
+// fd 3 is the control pipe (the spec line, then EOF or any byte: stop), fd 4
+// the status pipe; fds 0-2 are the shell's stdio.
+func runReaper() int {
 	// fds 3 and 4 arrived without close-on-exec, as they had to survive our
 	// own exec. The shell must not inherit them: the status pipe has to reach
 	// EOF when the reaper exits, and nothing but hostcore may stop us.
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
-	control := os.NewFile(3, "control")
+	control := bufio.NewReader(io.LimitReader(os.NewFile(3, "control"), maxSpec))
 	report := os.NewFile(4, "status")
-	if len(args) < 3 {
-		fmt.Fprintln(report, "error bad reaper arguments")
+	spec, err := readSpec(control)
+	if err == io.EOF {
+		return 0 // hostcore let us go (or died) before there was a command
+	}
+	if err != nil {
+		fmt.Fprintf(report, "error reading the command: %v\n", err)
 		return 2
 	}
-	grace, _ := strconv.ParseInt(args[0], 10, 64)
-	tty := args[1] == "true"
-	path, argv := args[2], append([]string{args[2]}, args[3:]...)
+	argv := append([]string{spec.Path}, spec.Args...)
 
 	// Stop on EOF (or any byte) on the control pipe, which covers hostcore's
 	// abort, timeout and death alike, and on the usual termination signals.
@@ -82,18 +145,19 @@ func runReaper(args []string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() { <-sigs; stopNow() }()
-	go func() { control.Read(make([]byte, 1)); stopNow() }()
+	go func() { control.ReadByte(); stopNow() }()
 
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(report, "error becoming subreaper: %v\n", err)
 		return 2
 	}
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
+	pid, err := syscall.ForkExec(spec.Path, argv, &syscall.ProcAttr{
+		Dir:   spec.Dir,
+		Env:   spec.Env,
 		Files: []uintptr{0, 1, 2},
 		// A session of its own: no controlling terminal unless TTY (then
 		// the pty on fd 0), and a process group apart from ours.
-		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: tty, Ctty: 0},
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: spec.TTY, Ctty: 0},
 	})
 	if err != nil {
 		fmt.Fprintf(report, "error %v\n", err)
@@ -117,7 +181,7 @@ func runReaper(args []string) int {
 		}
 	case <-stop:
 	}
-	terminateTree(time.Duration(grace), allGone)
+	terminateTree(spec.Grace, allGone)
 	select {
 	case <-shellDone:
 	default:

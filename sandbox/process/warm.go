@@ -1,0 +1,251 @@
+package process
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// reaper is a started reaper process waiting for its command on the control
+// pipe (see runReaper), with hostcore's ends of its pipes.
+type reaper struct {
+	cmd     *exec.Cmd
+	ctl     *os.File   // the spec goes in; closing it stops the reaper
+	status  *os.File   // the reaper's report comes out
+	readers []*os.File // the command's output
+	names   []string   // stream name per reader
+
+	stopOnce sync.Once
+}
+
+// startReaper starts a reaper whose shell will have pipes for stdout and
+// stderr and /dev/null for stdin or, with tty, one pseudo-terminal for all
+// three. hostcore keeps only its own ends: EOF on an output pipe means every
+// writer in the tree is gone.
+func startReaper(tty bool) (r *reaper, err error) {
+	var child []*os.File // the ends that go to the reaper, closed here once it has them
+	r = &reaper{}
+	defer func() {
+		for _, f := range child {
+			f.Close()
+		}
+		if err != nil {
+			r.close()
+		}
+	}()
+	pipe := func() (*os.File, *os.File, error) {
+		pr, pw, err := os.Pipe()
+		if err == nil {
+			child = append(child, pr, pw) // the caller moves its end out
+		}
+		return pr, pw, err
+	}
+	// keep moves f from the child's ends to hostcore's.
+	keep := func(f *os.File) *os.File {
+		for i, c := range child {
+			if c == f {
+				child = append(child[:i], child[i+1:]...)
+				break
+			}
+		}
+		return f
+	}
+
+	// The control pipe carries the spec and then no data: its EOF tells
+	// the reaper to kill the tree. hostcore closes its end on abort and
+	// timeout, and the kernel closes it when hostcore dies, however it dies.
+	ctlR, ctlW, err := pipe()
+	if err != nil {
+		return r, fmt.Errorf("creating control pipe: %w", err)
+	}
+	r.ctl = keep(ctlW)
+	// The status pipe carries the reaper's report: the shell's pid, then how
+	// it ended (see readStatus).
+	stR, stW, err := pipe()
+	if err != nil {
+		return r, fmt.Errorf("creating status pipe: %w", err)
+	}
+	r.status = keep(stR)
+
+	cmd := exec.Command(selfExe(), reaperArg)
+	cmd.Args[0] = "hostcore-reaper"
+	if tty {
+		master, slave, err := pty.Open()
+		if err != nil {
+			return r, fmt.Errorf("opening pty: %w", err)
+		}
+		child = append(child, slave)
+		r.readers, r.names = []*os.File{master}, []string{"stdout"}
+		// A wide terminal so that tools which wrap or truncate to the width
+		// do not mangle output meant for the model.
+		_ = pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	} else {
+		outR, outW, err := pipe()
+		if err != nil {
+			return r, fmt.Errorf("creating stdout pipe: %w", err)
+		}
+		r.readers = append(r.readers, keep(outR))
+		errR, errW, err := pipe()
+		if err != nil {
+			return r, fmt.Errorf("creating stderr pipe: %w", err)
+		}
+		r.readers = append(r.readers, keep(errR))
+		r.names = []string{"stdout", "stderr"}
+		cmd.Stdout, cmd.Stderr = outW, errW // stdin: /dev/null
+	}
+	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4 in the reaper
+	// Its own process group keeps terminal signals (^C in a terminal running
+	// hostcore) from reaching the reaper around hostcore's back.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return r, fmt.Errorf("starting the reaper: %w", err)
+	}
+	r.cmd = cmd
+	return r, nil
+}
+
+// stop closes the control pipe: a reaper waiting for its command exits, one
+// running a command kills its tree and exits.
+func (r *reaper) stop() {
+	r.stopOnce.Do(func() {
+		if r.ctl != nil {
+			r.ctl.Close()
+		}
+	})
+}
+
+// close releases hostcore's ends of the pipes.
+func (r *reaper) close() {
+	r.stop()
+	if r.status != nil {
+		r.status.Close()
+	}
+	for _, f := range r.readers {
+		f.Close()
+	}
+}
+
+// discard lets a reaper that has no command (or could not be given one) go,
+// and waits for it.
+func (r *reaper) discard() {
+	r.stop()
+	if r.cmd != nil {
+		kill := time.AfterFunc(discardBound, func() { r.cmd.Process.Kill() })
+		r.cmd.Wait()
+		kill.Stop()
+	}
+	r.close()
+}
+
+// discardBound is how long a reaper without a command gets to exit after its
+// control pipe closed; it has nothing to clean up, so this is generous.
+const discardBound = 2 * time.Second
+
+// Warm keeps one reaper started ahead of need, so that a command does not
+// wait for one to start: starting hostcore's binary again costs about 30 ms
+// on a typical machine, most of the run time of a short command. Each Run
+// that uses a Warm starts the next reaper once its command is done, while
+// the model reads the result. A
+// warm reaper runs nothing until it is given a command; it leaves when it
+// has not been used for the idle time, when Close is called, or when
+// hostcore dies (its control pipe closes). The zero Warm is not usable; use
+// NewWarm.
+type Warm struct {
+	idle time.Duration
+
+	mu      sync.Mutex
+	ready   *reaper
+	expire  *time.Timer // drops ready after idle
+	filling bool
+	closed  bool
+	wg      sync.WaitGroup // starts and drops in flight
+}
+
+// NewWarm returns a Warm whose reaper leaves after idle without use. The
+// first reaper is started by the first Run that uses it.
+func NewWarm(idle time.Duration) *Warm {
+	return &Warm{idle: idle}
+}
+
+// take returns the warm reaper, or nil if none is ready.
+func (w *Warm) take() *reaper {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.ready
+	w.ready = nil
+	if r != nil && w.expire.Stop() {
+		w.wg.Done() // the expiry will not run
+	}
+	return r
+}
+
+// fill starts the next warm reaper unless one is ready or starting. Run
+// calls it once its command is done: a reaper starting alongside the
+// command would take a core from it (a start costs the whole 30 ms in CPU).
+func (w *Warm) fill() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.fillLocked()
+}
+
+// fillLocked starts a reaper in the background unless one is ready or
+// starting.
+func (w *Warm) fillLocked() {
+	if w.closed || w.filling || w.ready != nil {
+		return
+	}
+	w.filling = true
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		r, err := startReaper(false)
+		w.mu.Lock()
+		w.filling = false
+		if err == nil && !w.closed {
+			ready := r
+			w.ready, r = ready, nil
+			w.wg.Add(1)
+			w.expire = time.AfterFunc(w.idle, func() { w.drop(ready) })
+		}
+		w.mu.Unlock()
+		if r != nil {
+			r.discard()
+		}
+	}()
+}
+
+// drop lets r go if it is still the idle warm reaper.
+func (w *Warm) drop(r *reaper) {
+	defer w.wg.Done()
+	w.mu.Lock()
+	mine := w.ready == r
+	if mine {
+		w.ready = nil
+	}
+	w.mu.Unlock()
+	if mine {
+		r.discard()
+	}
+}
+
+// Close lets the warm reaper go, waits until it has, and starts no other.
+func (w *Warm) Close() {
+	w.mu.Lock()
+	w.closed = true
+	r := w.ready
+	w.ready = nil
+	if r != nil && w.expire.Stop() {
+		w.wg.Done() // the expiry will not run; if it runs, r is no longer its
+	}
+	w.mu.Unlock()
+	if r != nil {
+		r.discard()
+	}
+	w.wg.Wait()
+}

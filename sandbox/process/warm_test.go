@@ -1,0 +1,234 @@
+package process
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// warmPid waits for w to have a reaper ready and returns its pid.
+func warmPid(t *testing.T, w *Warm) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		w.mu.Lock()
+		r := w.ready
+		w.mu.Unlock()
+		if r != nil {
+			return r.cmd.Process.Pid
+		}
+	}
+	t.Fatal("no warm reaper became ready")
+	return 0
+}
+
+// alive reports whether pid is a live process (not a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// shellParent runs `echo $PPID` through Run and returns the shell's parent:
+// the reaper that ran it.
+func shellParent(t *testing.T, s Spec) int {
+	t.Helper()
+	res := run(t, s)
+	pid, err := strconv.Atoi(strings.TrimSpace(res.Stdout.Head))
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("echo $PPID: %+v", res)
+	}
+	return pid
+}
+
+// TestWarmReaperRunsTheNextCommand: the first Run starts a warm reaper, the
+// next Run's shell is its child, with the Run's own directory and
+// environment (not those of the moment the reaper started), and a new warm
+// reaper takes its place.
+func TestWarmReaperRunsTheNextCommand(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	s := bash(`echo $PPID`)
+	s.Warm = w
+	first := shellParent(t, s)
+	warm := warmPid(t, w)
+	if warm == first {
+		t.Fatalf("the warm reaper %d is the one that ran the first command", warm)
+	}
+	dir := t.TempDir()
+	s2 := bash(`echo $PPID; printf '%s %s' "$PWD" "$FOO" >&2; exit 4`)
+	s2.Warm, s2.Dir, s2.Env = w, dir, []string{"FOO=bar baz", "PATH=/usr/bin:/bin"}
+	res := run(t, s2)
+	if got := strings.TrimSpace(res.Stdout.Head); got != strconv.Itoa(warm) {
+		t.Errorf("second command's parent %s, want the warm reaper %d", got, warm)
+	}
+	if got, want := res.Stderr.Head, dir+" bar baz"; got != want || res.ExitCode != 4 {
+		t.Errorf("got %q exit %d, want %q exit 4", got, res.ExitCode, want)
+	}
+	if next := warmPid(t, w); next == warm {
+		t.Errorf("no new warm reaper after the first was used")
+	}
+	if alive(warm) {
+		t.Errorf("the used reaper %d is still alive after its command", warm)
+	}
+}
+
+// TestWarmReaperLeavesWhenIdle, and on Close: no process is left either way.
+func TestWarmReaperLeavesWhenIdle(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(200 * time.Millisecond)
+	defer w.Close()
+	w.fill() // as Run does; a reaper started by a Run may be gone before it returns
+	pid := warmPid(t, w)
+	for deadline := time.Now().Add(5 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Fatalf("idle warm reaper %d still alive after its idle time", pid)
+	}
+	w.mu.Lock()
+	ready := w.ready
+	w.mu.Unlock()
+	if ready != nil {
+		t.Errorf("Warm still holds the reaper that left")
+	}
+
+	w2 := NewWarm(time.Minute)
+	s := bash("true")
+	s.Warm = w2
+	run(t, s)
+	pid = warmPid(t, w2)
+	w2.Close()
+	if alive(pid) {
+		t.Errorf("warm reaper %d alive after Close", pid)
+	}
+	// A closed Warm starts no reaper, and Run still works without one.
+	if got := run(t, s); got.ExitCode != 0 {
+		t.Errorf("Run after Close: %+v", got)
+	}
+	w2.mu.Lock()
+	defer w2.mu.Unlock()
+	if w2.ready != nil || w2.filling {
+		t.Errorf("a closed Warm started a reaper")
+	}
+}
+
+// TestWarmReaperKilledWhileIdle: a warm reaper killed from outside is not
+// used; the command runs under a fresh one.
+func TestWarmReaperKilledWhileIdle(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	s := bash(`echo $PPID`)
+	s.Warm = w
+	shellParent(t, s)
+	dead := warmPid(t, w)
+	syscall.Kill(dead, syscall.SIGKILL)
+	for alive(dead) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := shellParent(t, s); got == dead {
+		t.Errorf("the command ran under the killed reaper")
+	}
+}
+
+// TestWarmConcurrentRuns: commands started together share one Warm; each
+// runs once, under a reaper of its own.
+func TestWarmConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	var mu sync.Mutex
+	parents := map[int]bool{}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			s := bash(`echo $PPID; exit ` + strconv.Itoa(i))
+			s.Warm = w
+			res, err := Run(t.Context(), s)
+			if err != nil || res.ExitCode != i {
+				t.Errorf("run %d: %v %+v", i, err, res)
+				return
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(res.Stdout.Head))
+			mu.Lock()
+			defer mu.Unlock()
+			if parents[pid] {
+				t.Errorf("two commands ran under reaper %d", pid)
+			}
+			parents[pid] = true
+		})
+	}
+	wg.Wait()
+}
+
+// TestReaperSpecRoundTrip: the command reaches the reaper byte for byte,
+// whatever the bytes (but NUL, which no argument can hold).
+func TestReaperSpecRoundTrip(t *testing.T) {
+	sp := reaperSpec{
+		Path: "/bin/sh", Dir: "/tmp/a b\n", TTY: true, Grace: 1500 * time.Millisecond,
+		Args: []string{"-c", "printf '\xff\xfe %s' \"$X\"\n", ""},
+		Env:  []string{"X=\x80\xc3 not utf-8", "EMPTY="},
+	}
+	b, err := sp.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSpec(bufioReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Path != sp.Path || got.Dir != sp.Dir || got.TTY != sp.TTY || got.Grace != sp.Grace ||
+		strings.Join(got.Args, "|") != strings.Join(sp.Args, "|") || strings.Join(got.Env, "|") != strings.Join(sp.Env, "|") {
+		t.Errorf("got %+v, want %+v", got, sp)
+	}
+	sp.Args = []string{"a\x00b"}
+	if _, err := sp.encode(); err == nil {
+		t.Error("an argument holding NUL was encoded")
+	}
+	if _, err := Run(t.Context(), bash("echo \x00")); err == nil {
+		t.Error("Run accepted a command holding NUL")
+	}
+	for _, bad := range []string{"", "1 true 1\n", "1 true 5 0\n/bin/sh\x00\x00a\x00"} {
+		if _, err := readSpec(bufioReader(bad)); err == nil {
+			t.Errorf("readSpec(%q) accepted it", bad)
+		}
+	}
+}
+
+func bufioReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
+
+// TestWarmNoRefillAfterAbort: an aborted command readies no reaper (hostcore
+// may be shutting down; Close must not wait for a start).
+func TestWarmNoRefillAfterAbort(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	s := bash("echo ready; sleep " + marker())
+	s.Warm, s.Grace = w, 100*time.Millisecond
+	s.OnOutput = eachChunk(func(_ string, _ int, data []byte) {
+		if strings.Contains(string(data), "ready") {
+			cancel()
+		}
+	})
+	res, err := Run(ctx, s)
+	if err != nil || !res.Aborted {
+		t.Fatalf("got %v %+v, want aborted", err, res)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ready != nil || w.filling {
+		t.Errorf("an aborted Run readied a reaper")
+	}
+}
