@@ -186,11 +186,21 @@ func TestBashShellExitKillsBackgroundAtOnce(t *testing.T) {
 	h.wait(t)
 }
 
+// TestBashHostcoreSIGKILLedTakesItsCommands: the command tree dies with
+// hostcore, and so does the idle reaper it kept for the next command.
 func TestBashHostcoreSIGKILLedTakesItsCommands(t *testing.T) {
 	t.Parallel()
 	m := sleepMarker()
 	h, c := bashHost(t)
-	c.send(10, "tools.execute", bashParams("b", fmt.Sprintf("setsid sleep %[1]s & (sleep %[1]s &); echo ready; sleep %[1]s", m), 60))
+	if r := c.call(9, "tools.execute", bashParams("a", "true", 60)); r["ok"] != true {
+		t.Fatalf("true: %v", r)
+	}
+	idle := settled(t, h.cmd.Process.Pid, true)
+	// Under a terminal the command starts a reaper of its own: the idle
+	// one stays idle.
+	p := bashParams("b", fmt.Sprintf("setsid sleep %[1]s & (sleep %[1]s &); echo ready; sleep %[1]s", m), 60)
+	p["args"].(map[string]any)["tty"] = true
+	c.send(10, "tools.execute", p)
 	waitOutput(t, h, "ready")
 	if len(survivors(m)) == 0 {
 		t.Fatal("the command is not running")
@@ -198,6 +208,12 @@ func TestBashHostcoreSIGKILLedTakesItsCommands(t *testing.T) {
 	h.cmd.Process.Kill()
 	h.cmd.Wait()
 	assertNoSurvivors(t, m, 5*time.Second)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if !procAlive(idle) {
+			return
+		}
+	}
+	t.Errorf("the idle reaper %d outlived hostcore's SIGKILL", idle)
 }
 
 func TestBashClientVanishingKillsCommands(t *testing.T) {

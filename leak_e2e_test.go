@@ -56,6 +56,42 @@ func withMarker(marker string) []string {
 	return out
 }
 
+// idleReaperForm is the command line of a reaper hostcore started ahead of
+// the next command (process.Warm): it runs nothing until it gets one.
+const idleReaperForm = "hostcore-reaper __hostcore_reaper "
+
+// settled waits until the descendants of pid are at most hostcore's idle
+// reaper, ready for the next command, and returns that reaper's pid (0 when
+// there is none and !wantIdle); it fails the test with what is left if that
+// does not happen within 10 s.
+func settled(t *testing.T, pid int, wantIdle bool) int {
+	t.Helper()
+	var left []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		left = descendants(pid)
+		if len(left) == 0 && !wantIdle {
+			return 0
+		}
+		if len(left) == 1 && strings.HasSuffix(left[0], " "+idleReaperForm) {
+			n, _ := strconv.Atoi(strings.Fields(left[0])[0])
+			return n
+		}
+	}
+	t.Fatalf("hostcore's descendants are %q; want only its idle reaper", left)
+	return 0
+}
+
+// procAlive reports whether pid is a live process (a zombie is not).
+func procAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
 func fdCount(pid int) int {
 	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	return len(ents)
@@ -65,8 +101,9 @@ func fdCount(pid int) int {
 // behind in every way a command can (a background job, a setsid escapee,
 // a timeout, a tools.cancel, a session.delete mid-command) and checks
 // through the binary that, once each call has answered, hostcore has no
-// descendant left and holds no more file descriptors than before; after
-// hostcore exits no marked process is alive anywhere.
+// descendant left but the one idle reaper it keeps for the next command,
+// and holds no more file descriptors than before; after hostcore exits no
+// marked process is alive anywhere, and the idle reaper is gone.
 func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 	bin := buildBinary(t)
 	ws, data := newWorkspace(t)
@@ -100,8 +137,10 @@ func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 		}
 		return ""
 	}
-	// Warm up (the login-shell PATH probe, the database pool), then count.
+	// Warm up (the login-shell PATH probe, the database pool, the reaper
+	// kept ready for the next command), then count.
 	wait("warm", func() <-chan []byte { _, ch := bash("warm", "true", nil); return ch }())
+	settled(t, pid, true)
 	fdsBefore := fdCount(pid)
 
 	for i := range 10 {
@@ -140,9 +179,9 @@ func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 		t.Fatal("deleted session's command was not answered")
 	}
 
-	if left := descendants(pid); len(left) > 0 {
-		t.Errorf("hostcore still has descendants after every call answered: %v", left)
-	}
+	// Nothing is left but, at most, the one idle reaper (which holds no
+	// command; after an aborted command hostcore readies none).
+	idle := settled(t, pid, false)
 	if left := withMarker("sleep\x00" + marker); len(left) > 0 {
 		t.Errorf("marked processes alive after every call answered: %v", left)
 	}
@@ -157,5 +196,8 @@ func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 	}
 	if left := withMarker("sleep\x00" + marker); len(left) > 0 {
 		t.Errorf("marked processes alive after hostcore exited: %v", left)
+	}
+	if idle != 0 && procAlive(idle) {
+		t.Errorf("hostcore's idle reaper %d is alive after hostcore exited", idle)
 	}
 }

@@ -119,6 +119,7 @@ func run(args []string) int {
 		log.Error("start-up", "err", err)
 		return 1
 	}
+	defer h.Close()
 	if err := h.SweepOrphans(ctx); err != nil {
 		log.Warn("start-up sweep", "err", err)
 	}
@@ -234,6 +235,7 @@ func runMCP(args []string) int {
 		log.Error("start-up", "err", err)
 		return 1
 	}
+	defer h.Close()
 	if err := h.SweepOrphans(ctx); err != nil {
 		log.Warn("start-up sweep", "err", err)
 	}

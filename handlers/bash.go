@@ -35,6 +35,10 @@ const (
 	// short so that shutdown (3 s, PROTOCOL section 1) can still answer a
 	// call whose command ignores TERM.
 	bashGrace = time.Second
+	// bashWarmIdle is how long the reaper started ahead for the next
+	// command waits for one before it leaves (process.Warm): long enough
+	// to span the model's turn between two commands.
+	bashWarmIdle = time.Minute
 	// shellPinsKept bounds the per-session memory of pinned turn shells.
 	shellPinsKept = 64
 )
@@ -124,6 +128,7 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 		TailBytes: bashTailBytes,
 		SpillDir:  c.scratchDir(),
 		OnOutput:  c.outputNotifier(),
+		Warm:      c.s.warm,
 	}
 	res, err := process.Run(ctx, spec)
 	if err != nil {

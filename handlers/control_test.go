@@ -72,6 +72,7 @@ func newTestServer(t *testing.T, fc *fakeClient) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	return s
 }
 

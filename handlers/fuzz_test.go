@@ -125,6 +125,7 @@ func newTestServerTB(tb testing.TB, fc *fakeClient) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(s.Close)
 	return s
 }
 

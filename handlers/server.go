@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"hostcore/perms"
+	"hostcore/sandbox/process"
 	"hostcore/store"
 )
 
@@ -45,6 +46,7 @@ type Server struct {
 	grants perms.Grants
 	tools  *toolset
 	slots  chan struct{} // global mutation slots
+	warm   *process.Warm // a reaper started ahead for the next Bash command
 
 	mu        sync.Mutex
 	sessions  map[string]*runtime // in-memory state per session id
@@ -66,8 +68,15 @@ func New(cfg Config, st *store.Store, client Client, log *slog.Logger) (*Server,
 	return &Server{
 		cfg: cfg, store: st, client: client, log: log, tools: ts,
 		slots:    make(chan struct{}, cfg.MutationSlots),
+		warm:     process.NewWarm(bashWarmIdle),
 		sessions: map[string]*runtime{},
 	}, nil
+}
+
+// Close lets go of what the Server keeps ready between calls (the warm
+// reaper) and waits until it has. Call it once the connection is done.
+func (s *Server) Close() {
+	s.warm.Close()
 }
 
 // method is one entry of the method table.

@@ -199,6 +199,7 @@ func TestNoLeaksAfterSessionDeleteAndClose(t *testing.T) {
 	outW.Close()
 	for range c.lines {
 	}
+	h.Close()
 	st.Close()
 	goleak.VerifyNone(t, goleak.IgnoreAnyFunction("hostcore/sandbox/process.LoginPath"))
 	deadline := time.Now().Add(3 * time.Second)
