@@ -149,10 +149,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	warm := r != nil
 	if warm {
-		if _, err := r.ctl.Write(line); err != nil {
-			// The warm reaper is gone (killed from outside while it
-			// waited): start one as if there had been none.
+		if err := r.send(ctx, line); err != nil {
 			r.discard()
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err()
+			}
+			// The warm reaper is gone (killed from outside while it
+			// waited) or stuck: start one as if there had been none.
 			r, warm = nil, false
 		}
 	}
@@ -160,7 +163,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		if r, err = startReaper(s.TTY); err != nil {
 			return Result{}, fmt.Errorf("starting %s: %w", path, err)
 		}
-		if _, err := r.ctl.Write(line); err != nil {
+		if err := r.send(ctx, line); err != nil {
 			r.discard()
 			return Result{}, fmt.Errorf("starting %s: reaper: %w", path, err)
 		}

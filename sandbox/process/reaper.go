@@ -95,7 +95,7 @@ func readSpec(r *bufio.Reader) (reaperSpec, error) {
 	}
 	var grace int64
 	var nArgs, nEnv int
-	if _, err := fmt.Sscanf(header, "%d %t %d %d\n", &grace, &sp.TTY, &nArgs, &nEnv); err != nil || nArgs < 0 || nEnv < 0 {
+	if _, err := fmt.Sscanf(header, "%d %t %d %d\n", &grace, &sp.TTY, &nArgs, &nEnv); err != nil || nArgs < 0 || nEnv < 0 || nArgs > maxSpec || nEnv > maxSpec {
 		return sp, fmt.Errorf("bad spec header %q", header)
 	}
 	sp.Grace = time.Duration(grace)
@@ -125,7 +125,9 @@ func runReaper() int {
 	// EOF when the reaper exits, and nothing but hostcore may stop us.
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
-	control := bufio.NewReader(io.LimitReader(os.NewFile(3, "control"), maxSpec))
+	// One byte over the bound, so that a spec of exactly maxSpec bytes is
+	// not followed by a false EOF (stop) from the limit.
+	control := bufio.NewReader(io.LimitReader(os.NewFile(3, "control"), maxSpec+1))
 	report := os.NewFile(4, "status")
 	spec, err := readSpec(control)
 	if err == io.EOF {

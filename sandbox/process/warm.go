@@ -1,6 +1,7 @@
 package process
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -109,6 +110,28 @@ func startReaper(tty bool) (r *reaper, err error) {
 	r.cmd = cmd
 	return r, nil
 }
+
+// send writes the spec to the reaper. A reaper that does not read it (one
+// stopped with SIGSTOP by an earlier command, or a start stuck on an
+// overloaded machine) cannot hold Run: the write gives up after
+// sendBound, or when ctx ends.
+func (r *reaper) send(ctx context.Context, spec []byte) error {
+	if err := r.ctl.SetWriteDeadline(time.Now().Add(sendBound)); err != nil {
+		return err
+	}
+	unblock := context.AfterFunc(ctx, func() { r.ctl.SetWriteDeadline(time.Now()) })
+	defer unblock()
+	_, err := r.ctl.Write(spec)
+	if err == nil {
+		err = ctx.Err() // cancelled as the write ended: nothing may run
+	}
+	return err
+}
+
+// sendBound is how long a reaper gets to take its spec. A spec fits the
+// pipe's buffer unless the environment is huge, so the write normally
+// returns at once, whether or not the reaper has started.
+var sendBound = 10 * time.Second
 
 // stop closes the control pipe: a reaper waiting for its command exits, one
 // running a command kills its tree and exits.

@@ -3,7 +3,9 @@ package process
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,7 +201,7 @@ func TestReaperSpecRoundTrip(t *testing.T) {
 	if _, err := Run(t.Context(), bash("echo \x00")); err == nil {
 		t.Error("Run accepted a command holding NUL")
 	}
-	for _, bad := range []string{"", "1 true 1\n", "1 true 5 0\n/bin/sh\x00\x00a\x00"} {
+	for _, bad := range []string{"", "1 true 1\n", "1 true 5 0\n/bin/sh\x00\x00a\x00", "1 false 9223372036854775807 9223372036854775807\n", "1 false 99999999999999999999 0\n"} {
 		if _, err := readSpec(bufioReader(bad)); err == nil {
 			t.Errorf("readSpec(%q) accepted it", bad)
 		}
@@ -230,5 +232,53 @@ func TestWarmNoRefillAfterAbort(t *testing.T) {
 	defer w.mu.Unlock()
 	if w.ready != nil || w.filling {
 		t.Errorf("an aborted Run readied a reaper")
+	}
+}
+
+// TestWarmReaperStoppedDoesNotHoldRun: a hostile command can SIGSTOP the idle
+// reaper. A spec too big for the pipe's buffer then never gets read: the
+// next Run gives up on that reaper after sendBound, kills it, and runs the
+// command under a fresh one. Not parallel: it shortens sendBound.
+func TestWarmReaperStoppedDoesNotHoldRun(t *testing.T) {
+	defer func(d time.Duration) { sendBound = d }(sendBound)
+	sendBound = 300 * time.Millisecond
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	s := bash(`echo ok`)
+	s.Warm = w
+	run(t, s)
+	stuck := warmPid(t, w)
+	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	s.Env = os.Environ()
+	for i := range 16 { // 1 MiB; one string may not pass 128 KiB
+		s.Env = append(s.Env, fmt.Sprintf("BIG%d=%s", i, strings.Repeat("x", 64<<10)))
+	}
+	start := time.Now()
+	res := run(t, s)
+	if got := strings.TrimSpace(res.Stdout.Head); got != "ok" || res.ExitCode != 0 {
+		t.Fatalf("got %+v", res)
+	}
+	if d := time.Since(start); d > sendBound+discardBound+5*time.Second {
+		t.Errorf("Run took %v past a stopped reaper", d)
+	}
+	if alive(stuck) {
+		t.Errorf("the stopped reaper %d is still alive", stuck)
+	}
+
+	// The same with the caller's context ending first: Run returns its
+	// error and runs nothing.
+	syscall.Kill(warmPid(t, w), syscall.SIGSTOP)
+	sendBound = time.Minute
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	ran := filepath.Join(t.TempDir(), "ran")
+	s.Args = []string{"-c", "echo ran >" + ran}
+	if _, err := Run(ctx, s); err == nil {
+		t.Error("Run with a stuck reaper and an ended context reported no error")
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran after its context ended")
 	}
 }
