@@ -9,6 +9,14 @@
 // exits, when hostcore asks it to (abort, timeout), and when hostcore dies
 // (it notices the control pipe's EOF, which the kernel delivers even when
 // hostcore is SIGKILLed).
+//
+// A reaper can be started ahead of need (see Warm) and is handed its command
+// over the control pipe. It says "taken" before it starts the shell: a warm
+// reaper that dies without saying so ran nothing, and Run gives the command
+// to a fresh one. One window is left open: a reaper killed from outside
+// between starting the shell and reporting its pid (microseconds) leaves a
+// shell hostcore does not know; its output is still bounded by the drain
+// delay.
 package process
 
 import (
@@ -137,13 +145,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, fmt.Errorf("starting %s: %w", path, err)
 	}
 	var r *reaper
-	if s.Warm != nil && !s.TTY {
-		r = s.Warm.take()
+	if w := s.Warm; w != nil && !s.TTY {
+		r = w.take()
 		defer func() {
 			// Not for an aborted command: hostcore may be shutting down,
 			// or the session going.
 			if ctx.Err() == nil {
-				s.Warm.fill()
+				w.fill()
 			}
 		}()
 	}
@@ -214,18 +222,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	r.stop()
 	st := readStatus(r.status)
 
-	if warm && st.pid == 0 && !st.done && st.startErr == "" && !stopped.Load() {
-		// The warm reaper died before it started the shell (killed from
-		// outside while it waited, the spec still accepted by its pipe):
-		// nothing ran, so the command runs under a fresh reaper.
-		wg.Wait()
-		r.close()
-		s.Warm = nil
-		return Run(ctx, s)
-	}
 	if !st.done && st.pid > 0 {
 		// The reaper died without reporting (killed from outside, or by
-		// WaitDelay): kill what we know of the tree, the shell's session.
+		// the watcher's backstop): kill what we know of the tree, the
+		// shell's session.
 		syscall.Kill(-st.pid, syscall.SIGKILL)
 	}
 	deadline := time.Now().Add(drainDelay)
@@ -233,6 +233,19 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		r.SetReadDeadline(deadline)
 	}
 	wg.Wait()
+
+	if warm && !st.taken && !stopped.Load() && ctx.Err() == nil {
+		// The warm reaper died before it took the command (killed from
+		// outside while it waited, the spec already in its pipe): it
+		// started nothing, so the command runs under a fresh reaper, in
+		// the time it has left.
+		r.close()
+		s.Warm = nil
+		if s.Timeout > 0 {
+			s.Timeout = max(s.Timeout-time.Since(start), time.Millisecond)
+		}
+		return Run(ctx, s)
+	}
 
 	res := Result{Duration: time.Since(start)}
 	res.Stdout = captures[0].finish()
@@ -328,6 +341,7 @@ func pump(r *os.File, c *capture, onOutput func(string, int, [][]byte)) {
 
 // status is the reaper's report.
 type status struct {
+	taken    bool // the reaper read the spec and was going to start the shell
 	pid      int
 	done     bool
 	exit     int
@@ -346,6 +360,8 @@ func readStatus(r *os.File) status {
 		kind, arg, _ := strings.Cut(sc.Text(), " ")
 		n, _ := strconv.Atoi(arg)
 		switch kind {
+		case "taken":
+			st.taken = true
 		case "pid":
 			st.pid = n
 		case "exit":

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // reaperArg is os.Args[1] when the binary runs as a reaper.
@@ -138,6 +140,14 @@ func runReaper() int {
 		return 2
 	}
 	argv := append([]string{spec.Path}, spec.Args...)
+	// hostcore may have let the command go while the spec was on its way
+	// (the call was cancelled): then nothing starts.
+	if stopped(3) {
+		return 0
+	}
+	// From here on the shell may be started: hostcore must not run the
+	// command elsewhere if this reaper dies (see Run's cold fallback).
+	fmt.Fprintf(report, "taken\n")
 
 	// Stop on EOF (or any byte) on the control pipe, which covers hostcore's
 	// abort, timeout and death alike, and on the usual termination signals.
@@ -265,3 +275,11 @@ func terminateTree(grace time.Duration, allGone <-chan struct{}) {
 
 // proc is one live (not zombie) process of the tree.
 type proc struct{ pid, ppid int }
+
+// stopped reports whether the control pipe fd has been closed (or written
+// to) by hostcore, without waiting.
+func stopped(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents != 0
+}

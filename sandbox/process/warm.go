@@ -123,7 +123,10 @@ func (r *reaper) send(ctx context.Context, spec []byte) error {
 	defer unblock()
 	_, err := r.ctl.Write(spec)
 	if err == nil {
-		err = ctx.Err() // cancelled as the write ended: nothing may run
+		// Cancelled as the write ended: the caller lets the reaper go,
+		// which then starts nothing, or (if it had already looked) kills
+		// the tree it just started before it exits.
+		err = ctx.Err()
 	}
 	return err
 }

@@ -268,7 +268,7 @@ func TestWarmReaperStoppedDoesNotHoldRun(t *testing.T) {
 	}
 
 	// The same with the caller's context ending first: Run returns its
-	// error and runs nothing.
+	// error, and the reaper, never having read the spec, starts nothing.
 	syscall.Kill(warmPid(t, w), syscall.SIGSTOP)
 	sendBound = time.Minute
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
@@ -280,5 +280,35 @@ func TestWarmReaperStoppedDoesNotHoldRun(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("the command ran after its context ended")
+	}
+}
+
+// TestWarmReaperKilledWithTheSpecInItsPipe: the idle reaper is stopped, so
+// the spec waits unread in its pipe, and then killed (a `pkill` from another
+// session's command). It never took the command, so the command runs once,
+// under a fresh reaper, and Run's deferred refill still works.
+func TestWarmReaperKilledWithTheSpecInItsPipe(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	s := bash(`true`)
+	s.Warm = w
+	run(t, s)
+	stuck := warmPid(t, w)
+	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, func() { syscall.Kill(stuck, syscall.SIGKILL) })
+	count := filepath.Join(t.TempDir(), "count")
+	s.Args = []string{"-c", "echo once >>" + count + "; echo $PPID"}
+	res := run(t, s)
+	if got := strings.TrimSpace(res.Stdout.Head); res.ExitCode != 0 || got == strconv.Itoa(stuck) || got == "" {
+		t.Fatalf("got %+v, want the command run by a reaper other than %d", res, stuck)
+	}
+	if b, _ := os.ReadFile(count); string(b) != "once\n" {
+		t.Errorf("the command ran %q times", b)
+	}
+	if next := warmPid(t, w); next == stuck {
+		t.Error("no new warm reaper after the fallback")
 	}
 }
