@@ -312,3 +312,32 @@ func TestWarmReaperKilledWithTheSpecInItsPipe(t *testing.T) {
 		t.Error("no new warm reaper after the fallback")
 	}
 }
+
+// TestWarmReaperStoppedTimesOut: a warm reaper stopped from outside never
+// reads a small spec (it fits the pipe): the command's timeout ends the
+// call, the reaper is killed by the backstop, and nothing ran.
+func TestWarmReaperStoppedTimesOut(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	s := bash(`true`)
+	s.Warm = w
+	run(t, s)
+	stuck := warmPid(t, w)
+	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	ran := filepath.Join(t.TempDir(), "ran")
+	s.Args = []string{"-c", "echo ran >" + ran}
+	s.Timeout, s.Grace = 300*time.Millisecond, 100*time.Millisecond
+	res := run(t, s)
+	if !res.TimedOut || res.Aborted {
+		t.Errorf("got %+v, want a timeout", res)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran under a stopped reaper")
+	}
+	if alive(stuck) {
+		t.Errorf("the stopped reaper %d is still alive", stuck)
+	}
+}
