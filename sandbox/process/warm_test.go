@@ -235,6 +235,23 @@ func TestWarmNoRefillAfterAbort(t *testing.T) {
 	}
 }
 
+// stoppedWarm returns a Warm whose ready reaper has been stopped with
+// SIGSTOP (what a hostile command can do to it), a Spec that uses it, and
+// the stopped reaper's pid.
+func stoppedWarm(t *testing.T) (*Warm, Spec, int) {
+	t.Helper()
+	w := NewWarm(time.Minute)
+	t.Cleanup(w.Close)
+	s := bash(`true`)
+	s.Warm = w
+	run(t, s)
+	stuck := warmPid(t, w)
+	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	return w, s, stuck
+}
+
 // TestWarmReaperStoppedDoesNotHoldRun: a hostile command can SIGSTOP the idle
 // reaper. A spec too big for the pipe's buffer then never gets read: the
 // next Run gives up on that reaper after sendBound, kills it, and runs the
@@ -242,15 +259,8 @@ func TestWarmNoRefillAfterAbort(t *testing.T) {
 func TestWarmReaperStoppedDoesNotHoldRun(t *testing.T) {
 	defer func(d time.Duration) { sendBound = d }(sendBound)
 	sendBound = 300 * time.Millisecond
-	w := NewWarm(time.Minute)
-	defer w.Close()
-	s := bash(`echo ok`)
-	s.Warm = w
-	run(t, s)
-	stuck := warmPid(t, w)
-	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	w, s, stuck := stoppedWarm(t)
+	s.Args = []string{"-c", "echo ok"}
 	s.Env = os.Environ()
 	for i := range 16 { // 1 MiB; one string may not pass 128 KiB
 		s.Env = append(s.Env, fmt.Sprintf("BIG%d=%s", i, strings.Repeat("x", 64<<10)))
@@ -289,15 +299,7 @@ func TestWarmReaperStoppedDoesNotHoldRun(t *testing.T) {
 // under a fresh reaper, and Run's deferred refill still works.
 func TestWarmReaperKilledWithTheSpecInItsPipe(t *testing.T) {
 	t.Parallel()
-	w := NewWarm(time.Minute)
-	defer w.Close()
-	s := bash(`true`)
-	s.Warm = w
-	run(t, s)
-	stuck := warmPid(t, w)
-	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	w, s, stuck := stoppedWarm(t)
 	time.AfterFunc(300*time.Millisecond, func() { syscall.Kill(stuck, syscall.SIGKILL) })
 	count := filepath.Join(t.TempDir(), "count")
 	s.Args = []string{"-c", "echo once >>" + count + "; echo $PPID"}
@@ -318,15 +320,7 @@ func TestWarmReaperKilledWithTheSpecInItsPipe(t *testing.T) {
 // call, the reaper is killed by the backstop, and nothing ran.
 func TestWarmReaperStoppedTimesOut(t *testing.T) {
 	t.Parallel()
-	w := NewWarm(time.Minute)
-	defer w.Close()
-	s := bash(`true`)
-	s.Warm = w
-	run(t, s)
-	stuck := warmPid(t, w)
-	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	_, s, stuck := stoppedWarm(t)
 	ran := filepath.Join(t.TempDir(), "ran")
 	s.Args = []string{"-c", "echo ran >" + ran}
 	s.Timeout, s.Grace = 300*time.Millisecond, 100*time.Millisecond
