@@ -15,8 +15,8 @@
 // reaper that dies without saying so ran nothing, and Run gives the command
 // to a fresh one. One window is left open: a reaper killed from outside
 // between starting the shell and reporting its pid (microseconds) leaves a
-// shell hostcore does not know; its output is still bounded by the drain
-// delay.
+// shell whose pid hostcore never learns, so it is not killed; Run still
+// returns, its wait for output bounded by the drain delay.
 package process
 
 import (
@@ -242,9 +242,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		r.close()
 		s.Warm = nil
 		if s.Timeout > 0 {
-			s.Timeout = max(s.Timeout-time.Since(start), time.Millisecond)
+			if s.Timeout -= time.Since(start); s.Timeout <= 0 {
+				return Result{Duration: time.Since(start), TimedOut: true, ExitCode: -1}, nil // nothing ran
+			}
 		}
-		return Run(ctx, s)
+		res, err := Run(ctx, s)
+		res.Duration = time.Since(start)
+		return res, err
 	}
 
 	res := Result{Duration: time.Since(start)}

@@ -276,8 +276,9 @@ func terminateTree(grace time.Duration, allGone <-chan struct{}) {
 // proc is one live (not zombie) process of the tree.
 type proc struct{ pid, ppid int }
 
-// stopped reports whether the control pipe fd has been closed (or written
-// to) by hostcore, without waiting.
+// stopped reports, without waiting, whether hostcore has closed the control
+// pipe fd (or written to it past the spec, which it never does; a byte
+// already in the bufio.Reader would not show).
 func stopped(fd int) bool {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	n, err := unix.Poll(fds, 0)

@@ -111,10 +111,17 @@ func startReaper(tty bool) (r *reaper, err error) {
 	return r, nil
 }
 
-// send writes the spec to the reaper. A reaper that does not read it (one
-// stopped with SIGSTOP by an earlier command, or a start stuck on an
-// overloaded machine) cannot hold Run: the write gives up after
-// sendBound, or when ctx ends.
+// send writes the spec to the reaper. The write gives up after sendBound,
+// or when ctx ends, so a spec bigger than the pipe's buffer cannot hold Run
+// on a reaper that does not read it (one stopped with SIGSTOP by an earlier
+// command, or a start stuck on an overloaded machine). A spec that fits
+// the buffer is written at once; a reaper that then never takes it holds
+// Run until the command's timeout (see Run's watcher).
+//
+// Once the write has completed the command may start at any moment, so
+// send then reports success even if ctx has ended: Run must go on and stop
+// the command the usual way (the whole ladder, then the kill by pid), not
+// return as if nothing had started.
 func (r *reaper) send(ctx context.Context, spec []byte) error {
 	if err := r.ctl.SetWriteDeadline(time.Now().Add(sendBound)); err != nil {
 		return err
@@ -122,12 +129,6 @@ func (r *reaper) send(ctx context.Context, spec []byte) error {
 	unblock := context.AfterFunc(ctx, func() { r.ctl.SetWriteDeadline(time.Now()) })
 	defer unblock()
 	_, err := r.ctl.Write(spec)
-	if err == nil {
-		// Cancelled as the write ended: the caller lets the reaper go,
-		// which then starts nothing, or (if it had already looked) kills
-		// the tree it just started before it exits.
-		err = ctx.Err()
-	}
 	return err
 }
 

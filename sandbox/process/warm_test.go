@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -333,5 +334,101 @@ func TestWarmReaperStoppedTimesOut(t *testing.T) {
 	}
 	if alive(stuck) {
 		t.Errorf("the stopped reaper %d is still alive", stuck)
+	}
+}
+
+// TestRunCancelledAsItStarts: whatever moment the caller's context ends,
+// an error from Run means the command never started, and a result means
+// its whole tree is gone, even a shell that ignores TERM. The delays sweep
+// the handing over of the spec, warm and cold.
+func TestRunCancelledAsItStarts(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	for i := range 24 {
+		dir := t.TempDir()
+		pids := filepath.Join(dir, "pids")
+		s := bash(`echo $$ >>` + pids + `; trap '' TERM; sleep 30`)
+		s.Grace = 100 * time.Millisecond
+		if i%2 == 0 {
+			// An aborted run readies no reaper: one run to completion does.
+			ready := bash("true")
+			ready.Warm = w
+			run(t, ready)
+			warmPid(t, w)
+			s.Warm = w
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(time.Duration(i/2)*time.Millisecond, cancel)
+		res, err := Run(ctx, s)
+		b, _ := os.ReadFile(pids)
+		if err != nil {
+			if len(b) > 0 {
+				t.Errorf("run %d: Run said %v, but the command started", i, err)
+			}
+		} else if !res.Aborted {
+			t.Errorf("run %d: %+v, want aborted", i, res)
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, _ := strconv.Atoi(f); alive(pid) {
+				t.Errorf("run %d: shell %d outlived Run", i, pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		cancel()
+	}
+}
+
+// lateCancel is a context that is live for Run's first look and ends 300 ms
+// after it was made; any later look at Err waits for that. So the moment
+// Run asks whether it was cancelled after handing the spec over is the
+// moment the reaper starts the command.
+type lateCancel struct {
+	context.Context
+	calls atomic.Int32
+	done  chan struct{}
+}
+
+func newLateCancel() *lateCancel {
+	c := &lateCancel{Context: context.Background(), done: make(chan struct{})}
+	time.AfterFunc(300*time.Millisecond, func() { close(c.done) })
+	return c
+}
+
+func (c *lateCancel) Done() <-chan struct{} { return c.done }
+
+func (c *lateCancel) Err() error {
+	if c.calls.Add(1) == 1 {
+		return nil
+	}
+	<-c.done
+	return context.Canceled
+}
+
+// TestRunCancelledAfterTheSpecWentOut: a context that ends once the spec is
+// in the reaper's pipe is an abort of a started command (the ladder, the
+// tree gone), not an error saying nothing started. It used to be the error,
+// with the shell left to the reaper's own ladder.
+func TestRunCancelledAfterTheSpecWentOut(t *testing.T) {
+	t.Parallel()
+	w := NewWarm(time.Minute)
+	defer w.Close()
+	ready := bash("true")
+	ready.Warm = w
+	run(t, ready)
+	warmPid(t, w)
+	pids := filepath.Join(t.TempDir(), "pids")
+	s := bash(`echo $$ >>` + pids + `; trap '' TERM; sleep 30`)
+	s.Warm, s.Grace = w, 100*time.Millisecond
+	res, err := Run(newLateCancel(), s)
+	b, _ := os.ReadFile(pids)
+	if err != nil || !res.Aborted {
+		t.Errorf("got %+v, %v (command started: %t), want an abort", res, err, len(b) > 0)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, _ := strconv.Atoi(f); alive(pid) {
+			t.Errorf("shell %d outlived Run", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
