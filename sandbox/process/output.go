@@ -11,11 +11,13 @@ import (
 
 // Chunking limits for Spec.OnOutput: a consumer (the UI) gets output soon
 // enough to feel live, in pieces large enough not to flood it with calls.
-// The delay is under the promised 50 ms to leave room for the pipe and the
-// scheduler between the command's write and the call.
+// The delay is half the promised 50 ms, leaving the rest for the pipes and
+// the schedulers between the command's write and the client (a loaded
+// machine takes more than the 1-2 ms of a quiet one), and still joins the
+// lines a burst of quick commands prints into one chunk.
 const (
 	chunkMax   = 16 << 10
-	chunkDelay = 40 * time.Millisecond
+	chunkDelay = 25 * time.Millisecond
 )
 
 // Stream is the bounded record of one output stream.

@@ -259,7 +259,9 @@ func stoppedWarm(t *testing.T) (*Warm, Spec, int) {
 // command under a fresh one. Not parallel: it shortens sendBound.
 func TestWarmReaperStoppedDoesNotHoldRun(t *testing.T) {
 	defer func(d time.Duration) { sendBound = d }(sendBound)
-	sendBound = 300 * time.Millisecond
+	// Long enough for the fresh reaper, started on a loaded machine, to read
+	// the same big spec in time.
+	sendBound = 2 * time.Second
 	w, s, stuck := stoppedWarm(t)
 	s.Args = []string{"-c", "echo ok"}
 	s.Env = os.Environ()
