@@ -56,11 +56,11 @@ func assertNoSurvivors(t *testing.T, m string, within time.Duration) {
 }
 
 // bashHost starts hostcore with an auto-mode session "s".
-func bashHost(t *testing.T) (*host, rpcClient) {
+func bashHost(t *testing.T, flags ...string) (*host, rpcClient) {
 	t.Helper()
 	bin := buildBinary(t)
 	ws, data := newWorkspace(t)
-	h := startHost(t, bin, "--data-dir", data)
+	h := startHost(t, bin, append([]string{"--data-dir", data}, flags...)...)
 	c := rpcClient{t, h}
 	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
 	return h, c
@@ -187,15 +187,16 @@ func TestBashShellExitKillsBackgroundAtOnce(t *testing.T) {
 }
 
 // TestBashHostcoreSIGKILLedTakesItsCommands: the command tree dies with
-// hostcore, and so does the idle reaper it kept for the next command.
+// hostcore, and so does the idle reaper it kept (--warm-reaper) for the
+// next command.
 func TestBashHostcoreSIGKILLedTakesItsCommands(t *testing.T) {
 	t.Parallel()
 	m := sleepMarker()
-	h, c := bashHost(t)
+	h, c := bashHost(t, "--warm-reaper")
 	if r := c.call(9, "tools.execute", bashParams("a", "true", 60)); r["ok"] != true {
 		t.Fatalf("true: %v", r)
 	}
-	idle := settled(t, h.cmd.Process.Pid, true)
+	idle := settled(t, h.cmd.Process.Pid, wantIdle)
 	// Under a terminal the command starts a reaper of its own: the idle
 	// one stays idle.
 	p := bashParams("b", fmt.Sprintf("setsid sleep %[1]s & (sleep %[1]s &); echo ready; sleep %[1]s", m), 60)

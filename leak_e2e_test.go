@@ -60,24 +60,30 @@ func withMarker(marker string) []string {
 // the next command (process.Warm): it runs nothing until it gets one.
 const idleReaperForm = "hostcore-reaper __hostcore_reaper "
 
-// settled waits until the descendants of pid are at most hostcore's idle
-// reaper, ready for the next command, and returns that reaper's pid (0 when
-// there is none and !wantIdle); it fails the test with what is left if that
-// does not happen within 10 s.
-func settled(t *testing.T, pid int, wantIdle bool) int {
+// What settled accepts besides no descendant at all.
+const (
+	noIdle   = iota // nothing: hostcore runs without --warm-reaper
+	mayIdle         // at most the idle reaper (none after an aborted command)
+	wantIdle        // exactly the idle reaper
+)
+
+// settled waits until the descendants of pid are what idle allows and
+// returns the idle reaper's pid (0 when there is none); it fails the test
+// with what is left if that does not happen within 10 s.
+func settled(t *testing.T, pid int, idle int) int {
 	t.Helper()
 	var left []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		left = descendants(pid)
-		if len(left) == 0 && !wantIdle {
+		if len(left) == 0 && idle != wantIdle {
 			return 0
 		}
-		if len(left) == 1 && strings.HasSuffix(left[0], " "+idleReaperForm) {
+		if len(left) == 1 && idle != noIdle && strings.HasSuffix(left[0], " "+idleReaperForm) {
 			n, _ := strconv.Atoi(strings.Fields(left[0])[0])
 			return n
 		}
 	}
-	t.Fatalf("hostcore's descendants are %q; want only its idle reaper", left)
+	t.Fatalf("hostcore's descendants are %q (idle reaper allowed: %v)", left, idle != noIdle)
 	return 0
 }
 
@@ -101,13 +107,27 @@ func fdCount(pid int) int {
 // behind in every way a command can (a background job, a setsid escapee,
 // a timeout, a tools.cancel, a session.delete mid-command) and checks
 // through the binary that, once each call has answered, hostcore has no
-// descendant left but the one idle reaper it keeps for the next command,
-// and holds no more file descriptors than before; after hostcore exits no
-// marked process is alive anywhere, and the idle reaper is gone.
+// descendant left (with --warm-reaper: none but the one idle reaper it
+// keeps for the next command) and holds no more file descriptors than
+// before; after hostcore exits no marked process is alive anywhere, and
+// the idle reaper is gone.
 func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 	bin := buildBinary(t)
+	t.Run("default", func(t *testing.T) { noLeftovers(t, bin, false) })
+	t.Run("warm-reaper", func(t *testing.T) { noLeftovers(t, bin, true) })
+}
+
+func noLeftovers(t *testing.T, bin string, warm bool) {
 	ws, data := newWorkspace(t)
-	h := startWireHost(t, bin, []string{"HOME=" + t.TempDir()}, nil, "--data-dir", data)
+	env := []string{"HOME=" + t.TempDir()}
+	idleAfterWarmUp, idleAtEnd := noIdle, noIdle
+	if warm {
+		// The environment's switch here; TestBashHostcoreSIGKILLed...
+		// uses the flag.
+		env = append(env, "HOSTCORE_WARM_REAPER=1")
+		idleAfterWarmUp, idleAtEnd = wantIdle, mayIdle
+	}
+	h := startWireHost(t, bin, env, nil, "--data-dir", data)
 	pid := h.cmd.Process.Pid
 	h.call(t, 10*time.Second, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
 	if !strings.Contains(string(h.call(t, 10*time.Second, "tools.list", map[string]any{"sessionId": "s"})), `"name":"Bash"`) {
@@ -140,7 +160,7 @@ func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 	// Warm up (the login-shell PATH probe, the database pool, the reaper
 	// kept ready for the next command), then count.
 	wait("warm", func() <-chan []byte { _, ch := bash("warm", "true", nil); return ch }())
-	settled(t, pid, true)
+	settled(t, pid, idleAfterWarmUp)
 	fdsBefore := fdCount(pid)
 
 	for i := range 10 {
@@ -179,9 +199,10 @@ func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 		t.Fatal("deleted session's command was not answered")
 	}
 
-	// Nothing is left but, at most, the one idle reaper (which holds no
-	// command; after an aborted command hostcore readies none).
-	idle := settled(t, pid, false)
+	// Nothing is left but, with --warm-reaper, at most the one idle reaper
+	// (which holds no command; after an aborted command hostcore readies
+	// none).
+	idle := settled(t, pid, idleAtEnd)
 	if left := withMarker("sleep\x00" + marker); len(left) > 0 {
 		t.Errorf("marked processes alive after every call answered: %v", left)
 	}

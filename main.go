@@ -45,6 +45,7 @@ func run(args []string) int {
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission card waits before it is denied")
 	slots := fs.Int("mutation-slots", envInt("HOSTCORE_MUTATION_SLOTS", 4), "Write/Edit bodies that may run at once across sessions")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
+	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -114,6 +115,7 @@ func run(args []string) int {
 	srv := rpc.NewServer(os.Stdin, os.Stdout, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel, MutationSlots: *slots,
+		WarmReaper: *warm,
 	}, st, srv, log)
 	if err != nil {
 		log.Error("start-up", "err", err)
@@ -153,6 +155,12 @@ func envInt(key string, def int) int {
 		return v
 	}
 	return def
+}
+
+// envBool reads a switch: "1" or "true" (any case) turn it on.
+func envBool(key string) bool {
+	v, err := strconv.ParseBool(os.Getenv(key))
+	return err == nil && v
 }
 
 func envOr(key, def string) string {
@@ -197,6 +205,7 @@ func runMCP(args []string) int {
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission prompt waits before it is denied")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
+	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -230,7 +239,7 @@ func runMCP(args []string) int {
 	defer stop()
 
 	front := mcp.New(log)
-	h, err := handlers.New(handlers.Config{DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stop}, st, front, log)
+	h, err := handlers.New(handlers.Config{DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stop, WarmReaper: *warm}, st, front, log)
 	if err != nil {
 		log.Error("start-up", "err", err)
 		return 1
