@@ -178,8 +178,7 @@ const discardBound = 2 * time.Second
 // wait for one to start: starting hostcore's binary again costs about 30 ms
 // on a typical machine, most of the run time of a short command. Each Run
 // that uses a Warm starts the next reaper once its command is done, while
-// the model reads the result. A
-// warm reaper runs nothing until it is given a command; it leaves when it
+// the model reads the result. A warm reaper runs nothing until it is given a command; it leaves when it
 // has not been used for the idle time, when Close is called, or when
 // hostcore dies (its control pipe closes). The zero Warm is not usable; use
 // NewWarm.
@@ -204,6 +203,13 @@ func NewWarm(idle time.Duration) *Warm {
 func (w *Warm) take() *reaper {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.takeLocked()
+}
+
+// takeLocked removes the ready reaper, if any, and cancels its expiry; the
+// caller owns it. If the expiry is already running, drop finds the reaper
+// gone and only does its Done.
+func (w *Warm) takeLocked() *reaper {
 	r := w.ready
 	w.ready = nil
 	if r != nil && w.expire.Stop() {
@@ -212,18 +218,13 @@ func (w *Warm) take() *reaper {
 	return r
 }
 
-// fill starts the next warm reaper unless one is ready or starting. Run
-// calls it once its command is done: a reaper starting alongside the
-// command would take a core from it (a start costs the whole 30 ms in CPU).
+// fill starts the next warm reaper in the background unless one is ready
+// or starting. Run calls it once its command is done: a reaper starting
+// alongside the command would take a core from it (a start costs the whole
+// 30 ms in CPU).
 func (w *Warm) fill() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.fillLocked()
-}
-
-// fillLocked starts a reaper in the background unless one is ready or
-// starting.
-func (w *Warm) fillLocked() {
 	if w.closed || w.filling || w.ready != nil {
 		return
 	}
@@ -265,11 +266,7 @@ func (w *Warm) drop(r *reaper) {
 func (w *Warm) Close() {
 	w.mu.Lock()
 	w.closed = true
-	r := w.ready
-	w.ready = nil
-	if r != nil && w.expire.Stop() {
-		w.wg.Done() // the expiry will not run; if it runs, r is no longer its
-	}
+	r := w.takeLocked()
 	w.mu.Unlock()
 	if r != nil {
 		r.discard()

@@ -30,6 +30,13 @@ func warmPid(t *testing.T, w *Warm) int {
 	return 0
 }
 
+// newWarm returns a Warm that is closed when the test ends.
+func newWarm(t *testing.T) *Warm {
+	w := NewWarm(time.Minute)
+	t.Cleanup(w.Close)
+	return w
+}
+
 // alive reports whether pid is a live process (not a zombie).
 func alive(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -59,8 +66,7 @@ func shellParent(t *testing.T, s Spec) int {
 // reaper takes its place.
 func TestWarmReaperRunsTheNextCommand(t *testing.T) {
 	t.Parallel()
-	w := NewWarm(time.Minute)
-	defer w.Close()
+	w := newWarm(t)
 	s := bash(`echo $PPID`)
 	s.Warm = w
 	first := shellParent(t, s)
@@ -130,8 +136,7 @@ func TestWarmReaperLeavesWhenIdle(t *testing.T) {
 // used; the command runs under a fresh one.
 func TestWarmReaperKilledWhileIdle(t *testing.T) {
 	t.Parallel()
-	w := NewWarm(time.Minute)
-	defer w.Close()
+	w := newWarm(t)
 	s := bash(`echo $PPID`)
 	s.Warm = w
 	shellParent(t, s)
@@ -149,8 +154,7 @@ func TestWarmReaperKilledWhileIdle(t *testing.T) {
 // runs once, under a reaper of its own.
 func TestWarmConcurrentRuns(t *testing.T) {
 	t.Parallel()
-	w := NewWarm(time.Minute)
-	defer w.Close()
+	w := newWarm(t)
 	var mu sync.Mutex
 	parents := map[int]bool{}
 	var wg sync.WaitGroup
@@ -215,8 +219,7 @@ func bufioReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewRea
 // may be shutting down; Close must not wait for a start).
 func TestWarmNoRefillAfterAbort(t *testing.T) {
 	t.Parallel()
-	w := NewWarm(time.Minute)
-	defer w.Close()
+	w := newWarm(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	s := bash("echo ready; sleep " + marker())
 	s.Warm, s.Grace = w, 100*time.Millisecond
@@ -241,8 +244,7 @@ func TestWarmNoRefillAfterAbort(t *testing.T) {
 // the stopped reaper's pid.
 func stoppedWarm(t *testing.T) (*Warm, Spec, int) {
 	t.Helper()
-	w := NewWarm(time.Minute)
-	t.Cleanup(w.Close)
+	w := newWarm(t)
 	s := bash(`true`)
 	s.Warm = w
 	run(t, s)
@@ -345,8 +347,7 @@ func TestWarmReaperStoppedTimesOut(t *testing.T) {
 // the handing over of the spec, warm and cold.
 func TestRunCancelledAsItStarts(t *testing.T) {
 	t.Parallel()
-	w := NewWarm(time.Minute)
-	defer w.Close()
+	w := newWarm(t)
 	for i := range 24 {
 		dir := t.TempDir()
 		pids := filepath.Join(dir, "pids")
@@ -413,8 +414,7 @@ func (c *lateCancel) Err() error {
 // with the shell left to the reaper's own ladder.
 func TestRunCancelledAfterTheSpecWentOut(t *testing.T) {
 	t.Parallel()
-	w := NewWarm(time.Minute)
-	defer w.Close()
+	w := newWarm(t)
 	ready := bash("true")
 	ready.Warm = w
 	run(t, ready)
