@@ -10,10 +10,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/sys/unix"
 )
 
@@ -75,6 +78,11 @@ type Server struct {
 	wg        sync.WaitGroup // running handlers
 	workers   workers
 
+	callSeq atomic.Uint64 // ids of host→client requests
+
+	budget     *semaphore.Weighted // see Handle
+	budgetSize int64
+
 	inputCtx    context.Context // done when stdin ended or the server stops
 	inputCancel context.CancelFunc
 	gone        chan struct{}
@@ -83,14 +91,20 @@ type Server struct {
 
 // NewServer prepares a server; out may be an *os.File to watch.
 func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
-	s := &Server{stream: newLineStream(in, out), log: log, gone: make(chan struct{}), connReady: make(chan struct{}),
+	s := &Server{stream: newLineStream(in, out, log), log: log, gone: make(chan struct{}), connReady: make(chan struct{}),
 		workers: workers{jobs: make(chan func()), quit: make(chan struct{})}}
+	s.SetBudget(DefaultBudget)
 	if f, ok := out.(*os.File); ok {
 		s.out = f
 	}
 	s.inputCtx, s.inputCancel = context.WithCancel(context.Background())
 	s.stream.onBreak = s.markGone
 	return s
+}
+
+// SetBudget sets the in-flight budget (see Handle) before Run.
+func (s *Server) SetBudget(n int64) {
+	s.budget, s.budgetSize = semaphore.NewWeighted(n), n
 }
 
 func (s *Server) markGone() { s.goneOnce.Do(func() { close(s.gone) }) }
@@ -189,7 +203,13 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 	defer stop()
 	conn, err := s.connection(ctx)
 	if err == nil {
-		err = conn.Call(ctx, method, params, result)
+		// hostcore picks the id, so that the stream knows which ids are
+		// owed a reply (a malformed reply is then never answered).
+		id := s.callSeq.Add(1) - 1
+		key := strconv.FormatUint(id, 10)
+		s.stream.pending.Store(key, struct{}{})
+		err = conn.Call(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+		s.stream.pending.Delete(key)
 	}
 	if err != nil && s.inputCtx.Err() != nil {
 		return ErrNoClient
@@ -254,9 +274,13 @@ type handler struct {
 }
 
 func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	var params json.RawMessage
-	if req.Params != nil {
-		params = *req.Params
+	params, err := h.s.stream.takeParams(req.Params)
+	if err != nil {
+		h.s.log.Error("request params lost", "method", req.Method, "err", err)
+		if !req.Notif {
+			conn.ReplyWithError(h.ctx, req.ID, &jsonrpc2.Error{Code: CodeInternalError, Message: "internal error: request params lost"})
+		}
+		return
 	}
 	run, inline := h.d.Route(req.Method, params)
 	if run == nil {
@@ -287,11 +311,51 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		answer()
 		return
 	}
+	// Requests run concurrently, but not without bound: each holds its
+	// params and, until its answer is written, its result. A client that
+	// sends without reading our output, or sends megabyte lines by the
+	// dozen, would otherwise grow memory until the process is killed. One
+	// over the budget is answered at once, on this goroutine, which is
+	// never made to wait for a running call: the replies to our cards
+	// come in on it.
+	weight := min(requestWeight+int64(len(params)), h.s.budgetSize)
+	if !h.s.budget.TryAcquire(weight) {
+		h.s.wg.Done()
+		h.s.log.Warn("request refused: too much in flight", "method", req.Method, "paramsBytes", len(params))
+		if !req.Notif {
+			conn.ReplyWithError(h.ctx, req.ID, toWire(errBusy))
+		}
+		return
+	}
 	h.s.workers.do(func() {
 		defer h.s.wg.Done()
+		defer h.s.budget.Release(weight)
 		answer()
 	})
 }
+
+// The in-flight budget: every running request weighs requestWeight plus
+// the size of its params; DefaultBudget admits about a thousand small
+// requests at once, or three of the largest lines.
+const (
+	requestWeight = 64 << 10
+	DefaultBudget = 64 << 20
+)
+
+// errBusy answers a request over the in-flight budget.
+var errBusy = &busyError{}
+
+type busyError struct{}
+
+func (*busyError) Error() string {
+	return "server busy: too many requests (or too many large ones) are running; retry once some have been answered"
+}
+func (*busyError) RPCCode() int64    { return CodeServerBusy }
+func (*busyError) ErrorCode() string { return "BUSY" }
+
+// CodeServerBusy is the JSON-RPC code of errBusy, in the range the
+// specification reserves for implementation-defined server errors.
+const CodeServerBusy = -32000
 
 // workers run requests on goroutines that outlive one request. A fresh
 // goroutine starts with a small stack, and a tool call's deep path (SQLite

@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -35,10 +38,45 @@ type lineStream struct {
 	// atEOF is called once when input ends, before ReadObject returns
 	// io.EOF: it drains running calls so that they can still answer.
 	atEOF func()
+
+	// params holds each request's params, under the number that stands
+	// for them in the message jsonrpc2 decodes, until the handler takes
+	// them (see prepare).
+	params   sync.Map // uint64 → json.RawMessage
+	paramSeq atomic.Uint64
+
+	// pending holds the ids (as JSON text) of host requests waiting for
+	// the client's reply: a message with one of them and no method is a
+	// reply, however malformed, and is never answered.
+	pending sync.Map // string → struct{}
+
+	log *slog.Logger
 }
 
-func newLineStream(r io.Reader, w io.Writer) *lineStream {
-	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w}
+func newLineStream(r io.Reader, w io.Writer, log *slog.Logger) *lineStream {
+	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log}
+}
+
+// takeParams returns the params prepare set aside for a request; ref is
+// what the request carried in their place (nil: it had none).
+func (s *lineStream) takeParams(ref *json.RawMessage) (json.RawMessage, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	n, err := strconv.ParseUint(string(*ref), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("params reference %q: %w", *ref, err)
+	}
+	v, ok := s.params.LoadAndDelete(n)
+	if !ok {
+		return nil, fmt.Errorf("params %d were already taken", n)
+	}
+	return v.(json.RawMessage), nil
+}
+
+func (s *lineStream) isPending(id json.RawMessage) bool {
+	_, ok := s.pending.Load(string(id))
+	return ok
 }
 
 // WriteObject writes one message as one line.
@@ -74,7 +112,7 @@ var errClientGone = errors.New("client is gone: stdout closed")
 // answered and skipped.
 func (s *lineStream) ReadObject(v any) error {
 	for {
-		line, err := s.readLine()
+		line, err := s.nextLine()
 		if err == errLineTooLong {
 			s.replyError(nil, jsonrpc2.CodeInvalidRequest, "line exceeds 16 MiB", "INVALID_ARGUMENT")
 			continue
@@ -89,10 +127,12 @@ func (s *lineStream) ReadObject(v any) error {
 		if len(line) == 0 {
 			continue
 		}
-		if ok := s.check(line); !ok {
+		msg, ok := s.prepare(line)
+		if !ok {
 			continue
 		}
-		if err := json.Unmarshal(line, v); err != nil {
+		if err := json.Unmarshal(msg, v); err != nil {
+			// Not expected: prepare hands on only messages it checked.
 			s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: "+err.Error(), "")
 			continue
 		}
@@ -136,6 +176,16 @@ func (s *lineStream) readLine() ([]byte, error) {
 	}
 }
 
+// readLine's cap while reading leaves room for "\r\n"; the limit itself
+// is on the line without its ending (checked here, once it is known).
+func (s *lineStream) nextLine() ([]byte, error) {
+	line, err := s.readLine()
+	if err == nil && len(line) > MaxLine {
+		return nil, errLineTooLong
+	}
+	return line, err
+}
+
 func trimEOL(b []byte) []byte {
 	b = bytes.TrimSuffix(b, []byte("\n"))
 	return bytes.TrimSuffix(b, []byte("\r"))
@@ -143,11 +193,12 @@ func trimEOL(b []byte) []byte {
 
 // probe is the envelope as read before jsonrpc2 sees it.
 type probe struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	JSONRPC *string
+	ID      json.RawMessage
+	Method  json.RawMessage
+	Params  json.RawMessage
+	Result  json.RawMessage
+	Error   json.RawMessage
 }
 
 // readProbe reads the envelope members by their exact names: JSON-RPC
@@ -158,7 +209,7 @@ func readProbe(line []byte) (probe, error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return probe{}, err
 	}
-	p := probe{ID: m["id"], Method: m["method"], Result: m["result"], Error: m["error"]}
+	p := probe{ID: m["id"], Method: m["method"], Params: m["params"], Result: m["result"], Error: m["error"]}
 	if raw, ok := m["jsonrpc"]; ok {
 		var v string
 		if json.Unmarshal(raw, &v) == nil {
@@ -168,58 +219,121 @@ func readProbe(line []byte) (probe, error) {
 	return p, nil
 }
 
-// check validates the envelope and answers what jsonrpc2 would otherwise
-// treat as a fatal read error. It reports whether the line may go on.
-func (s *lineStream) check(line []byte) bool {
+// prepare validates one line and returns the message jsonrpc2 is to decode,
+// or false once the line has been answered (or dropped). It answers what
+// jsonrpc2 would otherwise treat as a fatal read error, and it never
+// answers a reply: a client's reply to one of hostcore's requests that is
+// malformed still ends that request's wait, as an error reply.
+//
+// A request reaches jsonrpc2 without its params: they are handed to the
+// handler aside (takeParams). jsonrpc2 decodes a request's params into
+// interface{} values and encodes them again, on the read goroutine; for a
+// line of megabytes that took seconds and dozens of times its size in
+// memory, while no other line, permission replies included, was read.
+func (s *lineStream) prepare(line []byte) ([]byte, bool) {
+	if !utf8.Valid(line) {
+		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid UTF-8", "")
+		return nil, false
+	}
 	if !json.Valid(line) {
 		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid JSON", "")
-		return false
+		return nil, false
 	}
 	switch line[0] {
 	case '[':
 		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "batch requests are not supported: send one request per line", "")
-		return false
+		return nil, false
 	case '{':
 	default:
 		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: a message must be a JSON object", "")
-		return false
+		return nil, false
 	}
 	p, err := readProbe(line)
 	if err != nil {
 		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: "+err.Error(), "")
-		return false
+		return nil, false
 	}
 	id, idOK := wireID(p.ID)
+	hasMethod := len(p.Method) > 0 && string(p.Method) != "null"
+	hasResult := len(p.Result) > 0
+	hasError := len(p.Error) > 0 && string(p.Error) != "null"
+	if !hasMethod && (hasResult || hasError || (idOK && s.isPending(id))) {
+		return s.reply(p, id, idOK, hasResult, hasError)
+	}
 	if !idOK {
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or a non-negative integer", "")
-		return false
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or an integer from 0 to 2^63-1", "")
+		return nil, false
 	}
 	if p.JSONRPC == nil || *p.JSONRPC != "2.0" {
 		s.replyError(id, jsonrpc2.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, "")
-		return false
+		return nil, false
 	}
-	hasMethod := len(p.Method) > 0 && string(p.Method) != "null"
-	isResponse := len(p.Result) > 0 || len(p.Error) > 0
 	switch {
-	case hasMethod && isResponse:
+	case hasMethod && (hasResult || hasError):
 		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: both method and result/error", "")
-		return false
-	case hasMethod:
-		var m string
-		if json.Unmarshal(p.Method, &m) != nil || m == "" {
-			s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: method must be a non-empty string", "")
-			return false
-		}
-		if string(p.ID) == "null" {
-			s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must not be null", "")
-			return false
-		}
-		return true
-	case isResponse:
-		return id != nil // a response without id matches nothing: drop it
+		return nil, false
+	case !hasMethod:
+		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: missing method", "")
+		return nil, false
 	}
-	s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: missing method", "")
-	return false
+	var m string
+	if json.Unmarshal(p.Method, &m) != nil || m == "" {
+		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: method must be a non-empty string", "")
+		return nil, false
+	}
+	if string(p.ID) == "null" {
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must not be null", "")
+		return nil, false
+	}
+	msg := append([]byte(`{"jsonrpc":"2.0","method":`), p.Method...)
+	if id != nil {
+		msg = append(append(msg, `,"id":`...), id...)
+	}
+	if len(p.Params) > 0 {
+		n := s.paramSeq.Add(1)
+		s.params.Store(n, p.Params)
+		msg = strconv.AppendUint(append(msg, `,"params":`...), n, 10)
+	}
+	return append(msg, '}'), true
+}
+
+// reply handles a client's reply to a host request. It is never answered.
+// A well-formed one goes on to jsonrpc2 as it is; a malformed one whose id
+// can be read goes on as an error reply, so that the wait it answers ends
+// now (a permission card denies, a question is skipped) rather than at its
+// deadline, or never. One without a usable id matches nothing: dropped.
+func (s *lineStream) reply(p probe, id json.RawMessage, idOK, hasResult, hasError bool) ([]byte, bool) {
+	if !idOK || id == nil {
+		return nil, false
+	}
+	var why string
+	switch {
+	case p.JSONRPC == nil || *p.JSONRPC != "2.0":
+		why = `"jsonrpc" is not "2.0"`
+	case hasResult && hasError:
+		why = "it has both result and error"
+	case !hasResult && !hasError:
+		why = "it has neither result nor error"
+	case hasError:
+		var e jsonrpc2.Error
+		if p.Error[0] != '{' || json.Unmarshal(p.Error, &e) != nil {
+			why = "its error is not an object with an integer code and a string message"
+		}
+	}
+	// Rebuilt from the members read, so that jsonrpc2 (whose decoding
+	// matches member names case-insensitively) sees exactly these.
+	msg := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), ',')
+	switch {
+	case why != "":
+		s.log.Warn("malformed reply from the client", "id", string(id), "why", why)
+		e, _ := json.Marshal(map[string]any{"code": jsonrpc2.CodeInvalidRequest, "message": "malformed reply from the client: " + why})
+		msg = append(append(msg, `"error":`...), e...)
+	case hasError:
+		msg = append(append(msg, `"error":`...), p.Error...)
+	default:
+		msg = append(append(msg, `"result":`...), p.Result...)
+	}
+	return append(msg, '}'), true
 }
 
 // wireID returns the id as raw JSON to echo, nil when absent or null, and
@@ -233,7 +347,8 @@ func wireID(raw json.RawMessage) (json.RawMessage, bool) {
 		// output must be UTF-8) nor changed (the client could not match it).
 		return raw, utf8.Valid(raw)
 	}
-	if _, err := strconv.ParseUint(string(raw), 10, 64); err == nil {
+	// jsonrpc2 reads a request's numeric id as an int64.
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n >= 0 && raw[0] != '-' {
 		return raw, true
 	}
 	return nil, false
