@@ -105,6 +105,18 @@ type call struct {
 	// target is the resolved explicit path argument, when the tool has one.
 	target    sandbox.Resolved
 	hasTarget bool
+	// canon is the canonical args (for the hash and the previews), once
+	// validation has decoded them.
+	canon []byte
+}
+
+// canonicalArgs returns the canonical args, computing them if validation
+// has not.
+func (c *call) canonicalArgs() []byte {
+	if c.canon == nil {
+		c.canon = canonicalJSON(c.args)
+	}
+	return c.canon
 }
 
 // scratchDir is the session's scratch root, created on demand.
@@ -271,9 +283,17 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	if len(c.args) == 0 || c.args[0] != '{' {
 		return failResult(CodeInvalidArgument, "args must be a JSON object")
 	}
-	if err := validateArgs(t, c.args); err != nil {
+	if tooManyValues(c.args) {
+		return failResult(CodeInvalidArgument, "invalid arguments: args hold more than %d JSON values", maxArgValues)
+	}
+	decoded, err := decodeAny(c.args)
+	if err != nil {
+		return failResult(CodeInvalidArgument, "invalid arguments: args: %v", err)
+	}
+	if err := validateValue(t, decoded); err != nil {
 		return failResult(CodeInvalidArgument, "invalid arguments: %v", err)
 	}
+	c.canon = canonicalValue(decoded, c.args)
 	if t.NeedsWorkspace && c.sess.WorkspaceRoot == "" {
 		return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace", t.Name)
 	}
@@ -480,7 +500,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 	}
 	res.Timing.OverheadMs = max(0, res.Timing.TotalMs-res.Timing.PermissionWaitMs-res.Timing.DurationMs)
 
-	canon := canonicalJSON(c.args)
+	canon := c.canonicalArgs()
 	sum := sha256.Sum256(canon)
 	row := store.AuditRow{
 		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: c.p.ToolName,

@@ -54,5 +54,5 @@ func (c *call) cardPreview() string {
 	if c.tool.preview != nil {
 		return preview(c.tool.preview(c), cardPreviewMax)
 	}
-	return previewJSON(string(canonicalJSON(c.args)), cardPreviewMax)
+	return previewJSON(string(c.canonicalArgs()), cardPreviewMax)
 }

@@ -176,7 +176,7 @@ func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Co
 		case err != nil && tctx.Err() != nil:
 			return failResult(CodeToolTimeout, "plugin tool %s did not answer within %s", c.tool.Name, timeout)
 		case err != nil:
-			return failResult(CodeToolFailed, "plugin tool %s failed: %v", c.tool.Name, err)
+			return failResult(CodeToolFailed, "plugin tool %s failed: %s", c.tool.Name, replyErrorText(err))
 		}
 		content := make([]Content, 0, len(reply.Content))
 		budget := pluginOutputMax
@@ -216,4 +216,14 @@ func cutAt(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// replyErrorText says why a plugin call failed: an error the client sent,
+// or a reply of the wrong shape, named in JSON terms.
+func replyErrorText(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return "its reply is malformed: " + jsonErrorText(err)
+	}
+	return err.Error()
 }

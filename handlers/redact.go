@@ -152,18 +152,38 @@ func preview(s string, max int) string { return bound(escapeText(Redact(s)), max
 // encoded text every '"' is '\"' and the patterns would stop short); then
 // the value is encoded again.
 func previewJSON(s string, max int) string {
-	return bound(escapeJSONText(redactJSON(s)), max)
+	r := escapeJSONText(redactJSON(s, max+previewSlack))
+	if len(r) > max && len(s) > len(r) {
+		// Long strings were cut before redaction: say how much the whole
+		// text had, not what was left of it.
+		return boundOf(r, max, len(s))
+	}
+	return bound(r, max)
 }
 
-func redactJSON(s string) string {
+// previewSlack is how much of a long string value is redacted beyond what
+// a preview can show: a secret that starts inside the preview and runs
+// past its end must still be whole to be recognised.
+const previewSlack = 64 << 10
+
+// redactJSON redacts the strings of JSON text, each cut to keep bytes first
+// (the preview shows at most that many): a megabyte of Write content is
+// not run through every pattern for a preview of a few hundred bytes.
+func redactJSON(s string, keep int) string {
+	if tooManyValues([]byte(s)) {
+		return Redact(s[:min(len(s), keep)])
+	}
 	v, err := decodeAny(json.RawMessage(s))
 	if err != nil {
-		return Redact(s)
+		return Redact(s[:min(len(s), keep)])
 	}
 	var walk func(any) any
 	walk = func(x any) any {
 		switch x := x.(type) {
 		case string:
+			if len(x) > keep {
+				x = x[:keep]
+			}
 			return Redact(x)
 		case map[string]any:
 			for k, val := range x {
@@ -186,13 +206,16 @@ func redactJSON(s string) string {
 	return Redact(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
 }
 
-func bound(s string, max int) string {
+func bound(s string, max int) string { return boundOf(s, max, len(s)) }
+
+// boundOf cuts s to max bytes and says how many of total are not shown.
+func boundOf(s string, max, total int) string {
 	if len(s) > max {
 		cut := max
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
-		s = s[:cut] + fmt.Sprintf("… [%d bytes more]", len(s)-cut)
+		s = s[:cut] + fmt.Sprintf("… [%d bytes more]", total-cut)
 	}
 	return s
 }
@@ -200,10 +223,18 @@ func bound(s string, max int) string {
 // canonicalJSON re-encodes a JSON value with sorted keys and exact numbers,
 // so that equal args hash equal.
 func canonicalJSON(raw json.RawMessage) []byte {
+	if tooManyValues(raw) {
+		return raw // refused unread; its hash is that of the text as sent
+	}
 	v, err := decodeAny(raw)
 	if err != nil {
 		return raw
 	}
+	return canonicalValue(v, raw)
+}
+
+// canonicalValue is canonicalJSON for a value decodeAny produced from raw.
+func canonicalValue(v any, raw json.RawMessage) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -9,7 +9,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
 	"time"
 
@@ -99,6 +102,16 @@ type method struct {
 // arrival order: the mutation ticket of a Write/Edit is taken here so that
 // one session's mutations apply in the order their requests arrived.
 func (s *Server) Route(name string, params json.RawMessage) (func(context.Context) (any, error), bool) {
+	if !objectOrAbsent(params) {
+		// Every method takes named params (PROTOCOL section 1); one given
+		// anything else runs nothing, shutdown included.
+		if _, ok := s.methods()[name]; ok || name == "tools.execute" {
+			return func(context.Context) (any, error) {
+				return nil, invalidParams("invalid params: params must be a JSON object")
+			}, true
+		}
+		return nil, false
+	}
 	if name == "tools.execute" {
 		ticket := s.takeTicket(params)
 		return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, false
@@ -132,6 +145,11 @@ func (s *Server) methods() map[string]method {
 	}
 }
 
+// objectOrAbsent says whether params are absent, null or a JSON object.
+func objectOrAbsent(params json.RawMessage) bool {
+	return len(params) == 0 || string(params) == "null" || params[0] == '{'
+}
+
 // decode unmarshals params into v strictly enough to name a wrong field.
 // Absent params are treated as {}.
 func decode(params json.RawMessage, v any) error {
@@ -139,21 +157,48 @@ func decode(params json.RawMessage, v any) error {
 		params = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(params, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if ok := asTypeError(err, &te); ok {
-			return invalidParams("invalid params: field %q must be %s", te.Field, te.Type.String())
-		}
-		return invalidParams("invalid params: %v", err)
+		return invalidParams("invalid params: %s", jsonErrorText(err))
 	}
 	return nil
 }
 
-func asTypeError(err error, te **json.UnmarshalTypeError) bool {
-	t, ok := err.(*json.UnmarshalTypeError)
-	if ok {
-		*te = t
+// jsonErrorText says what is wrong with a decoded value in the client's
+// terms (JSON kinds and member names), never Go's type names.
+func jsonErrorText(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
 	}
-	return ok
+	if te.Field == "" {
+		return "the value must be " + jsonKind(te.Type)
+	}
+	return fmt.Sprintf("field %q must be %s", te.Field, jsonKind(te.Type))
+}
+
+// jsonKind names the JSON kind a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[json.RawMessage]() {
+		return "a JSON value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer in range"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "of another kind"
 }
 
 func newID(prefix string) string {

@@ -170,6 +170,11 @@ func validateArgs(t *toolDef, args json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("args: %v", err)
 	}
+	return validateValue(t, v)
+}
+
+// validateValue is validateArgs for args already decoded by decodeAny.
+func validateValue(t *toolDef, v any) error {
 	if err := t.schema.Validate(v); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
@@ -214,6 +219,41 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 		return field + ": " + msg
 	}
 	return field + ": " + msg
+}
+
+// maxArgValues bounds the JSON values (members, elements, scalars) in one
+// call's args. Decoded into interface{} values every one costs tens of
+// bytes however short its text: a 15 MiB line of "1," cost a gigabyte.
+// Real args are a few values with long strings; Edit's largest list of
+// edits stays far below this.
+const maxArgValues = 100_000
+
+// tooManyValues says whether valid JSON text holds more than maxArgValues
+// values, counting the commas and brackets outside strings without
+// decoding anything.
+func tooManyValues(raw []byte) bool {
+	n, inString, escaped := 0, false, false
+	for _, b := range raw {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch b {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == ',' || b == '[' || b == '{':
+			n++
+			if n > maxArgValues {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func decodeAny(raw json.RawMessage) (any, error) {
