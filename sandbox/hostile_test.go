@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,7 +115,8 @@ func hostileCorpus() []hostileCase {
 		{name: "NUL byte absolute", path: "{w}/\x00", wantErr: ErrInvalidPath},
 		{name: "empty", path: "", wantErr: ErrInvalidPath},
 		{name: "component too long", path: strings.Repeat("x", 300), wantErr: ErrInvalidPath},
-		{name: "very long path", path: strings.Repeat("a/", 2100) + "x", wantRoot: ws, wantAbs: "w/" + strings.Repeat("a/", 2100) + "x", readErr: anyOutcome, writeErr: anyOutcome},
+		{name: "long path", path: strings.Repeat("a/", 1900) + "x", wantRoot: ws, wantAbs: "w/" + strings.Repeat("a/", 1900) + "x", readErr: anyOutcome, writeErr: anyOutcome},
+		{name: "path over PATH_MAX", path: strings.Repeat("a/", 2100) + "x", wantErr: ErrInvalidPath},
 	}
 }
 
@@ -240,5 +242,31 @@ func checkInvariants(t testing.TB, roots Roots, res Resolved) {
 		}
 	default:
 		t.Errorf("unknown Root %q", res.Root)
+	}
+}
+
+// TestResolveRefusesOverlongPaths: a path of a million components took
+// hours to resolve (each component re-joined the path so far), before any
+// card or timeout and beyond cancelling. Anything the kernel could not open
+// (over PATH_MAX) is now refused at once, also when symlinks make it long.
+func TestResolveRefusesOverlongPaths(t *testing.T) {
+	ws := t.TempDir()
+	r := Roots{Workspace: ws}
+	if _, err := r.Resolve(strings.Repeat("a/", 20000) + "x"); !errors.Is(err, ErrInvalidPath) {
+		t.Fatalf("40 KB path: err = %v, want ErrInvalidPath", err)
+	}
+	// The link expands to 3 KB of missing components: with 3 KB more
+	// after it the path is longer than PATH_MAX once resolved.
+	long := strings.Repeat("m/", 1500)
+	if err := os.Symlink(long, filepath.Join(ws, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resolve("l/" + long); !errors.Is(err, ErrInvalidPath) {
+		t.Fatalf("path long once resolved: err = %v, want ErrInvalidPath", err)
+	}
+	// The longest path that is allowed still resolves.
+	ok := strings.Repeat("b/", (maxPathLen-len(ws)-2)/2)
+	if _, err := r.Resolve(ok + "x"); err != nil {
+		t.Fatalf("a %d-byte path: %v", len(ws)+len(ok)+2, err)
 	}
 }

@@ -137,6 +137,9 @@ func (r Roots) Resolve(p string) (Resolved, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return Resolved{}, fmt.Errorf("%w: contains a NUL byte", ErrInvalidPath)
 	}
+	if len(p) > maxPathLen {
+		return Resolved{}, fmt.Errorf("%w: longer than %d bytes", ErrInvalidPath, maxPathLen)
+	}
 	abs := filepath.IsAbs(p)
 	var lex string
 	if abs {
@@ -284,6 +287,11 @@ type walked struct {
 // A ".." met after a missing component pops that component and, once back at
 // an existing directory, resolution resumes; otherwise a symlink target such
 // as "missing/../out_link/x" would be joined lexically past a real symlink.
+// maxPathLen is Linux's PATH_MAX less its NUL: no longer path can be
+// opened, and without a bound a path of a million components took hours
+// to resolve (every component re-joins the path so far), uncancellable.
+const maxPathLen = 4095
+
 func canonicalize(p string) (walked, error) {
 	sep := string(filepath.Separator)
 	resolved := sep
@@ -304,6 +312,12 @@ func canonicalize(p string) (walked, error) {
 			continue
 		}
 		next := filepath.Join(resolved, c)
+		if len(next) > maxPathLen {
+			// The kernel would refuse it too (ENAMETOOLONG); checked
+			// here because a missing tail is never given to the kernel,
+			// and each Join costs the length so far.
+			return walked{}, fmt.Errorf("%w: longer than %d bytes once resolved", ErrInvalidPath, maxPathLen)
+		}
 		if missing > 0 {
 			resolved = next
 			missing++
