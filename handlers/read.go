@@ -98,7 +98,7 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 			}
 			rest, err := countLines(br)
 			if err != nil {
-				return c.setPath(failResult(CodeToolFailed, "reading %s: %v", c.target.Display, err))
+				return c.setPath(failResult(CodeToolFailed, "reading %s: %v", c.target.Display, sandbox.ReadErr(err)))
 			}
 			line += rest
 			break
@@ -106,7 +106,7 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 		text, more, err := readLine(br, readMaxLineChars)
 		if text == nil {
 			if err != nil && err != io.EOF {
-				return c.setPath(failResult(CodeToolFailed, "reading %s: %v", c.target.Display, err))
+				return c.setPath(failResult(CodeToolFailed, "reading %s: %v", c.target.Display, sandbox.ReadErr(err)))
 			}
 			break
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 var (
@@ -108,7 +109,8 @@ func notExist(err error, name string) error {
 
 // OpenRegular opens an existing regular file for reading. The type is checked
 // before the open and again on the open descriptor; the open itself uses
-// O_NONBLOCK, so a FIFO swapped in between cannot hang the call.
+// O_NONBLOCK, so a FIFO swapped in between cannot hang the call, and the
+// descriptor keeps it, so a read that would wait fails (see ReadErr).
 func OpenRegular(res Resolved) (*os.File, fs.FileInfo, error) {
 	root, name, err := openParent(res, false)
 	if err != nil {
@@ -131,13 +133,35 @@ func OpenRegular(res Resolved) (*os.File, fs.FileInfo, error) {
 		err = classify(ofi)
 	}
 	if err == nil {
-		err = setBlocking(f)
+		// A file of stored data cannot be polled and refuses deadlines.
+		// One that can (/proc/kmsg, a trace pipe: their reads wait for
+		// events) gets a deadline, or Go would park the read on the
+		// poller until an event that may never come.
+		f.SetReadDeadline(time.Now().Add(eventFileReadMax))
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, ofi, nil
+}
+
+// ErrWouldBlock is a read of a file that is not stored data: /proc/kmsg
+// or a trace pipe wait for events that may never come, and a tool call
+// must not wait with them (a blocked read cannot be interrupted).
+var ErrWouldBlock = errors.New("its reads wait for events (it is not a file of stored data)")
+
+// eventFileReadMax bounds reading a file that can be polled (see
+// OpenRegular): /proc files of that kind answer at once when they have data.
+const eventFileReadMax = 2 * time.Second
+
+// ReadErr names a read error of a file from OpenRegular: EAGAIN becomes
+// ErrWouldBlock.
+func ReadErr(err error) error {
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return ErrWouldBlock
+	}
+	return err
 }
 
 // ReadFileLimit reads a whole regular file of at most max bytes (for Edit).
@@ -153,7 +177,7 @@ func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
 	// The size may change while reading; the limit holds regardless.
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", res.Display, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", res.Display, ReadErr(err))
 	}
 	if int64(len(data)) > max {
 		return nil, nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max)

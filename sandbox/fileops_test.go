@@ -426,3 +426,39 @@ func TestCanonicalRoots(t *testing.T) {
 		t.Errorf("relative root: %v", err)
 	}
 }
+
+// TestReadOfAFileThatWaitsFails: /proc/kmsg is a "regular" file whose
+// reads wait for kernel messages. Read and Edit of it used to hang for
+// good (no timeout can interrupt a blocked read), holding Edit's place in
+// its session's mutation order; the descriptor now stays non-blocking.
+func TestReadOfAFileThatWaitsFails(t *testing.T) {
+	f, err := os.Open("/proc/kmsg")
+	if err != nil {
+		t.Skipf("needs a readable /proc/kmsg (root): %v", err)
+	}
+	f.Close()
+	res, err := Roots{Workspace: t.TempDir()}.Resolve("/proc/kmsg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		// Drain what the kernel has buffered first: the read after it
+		// would wait.
+		for {
+			_, _, err := ReadFileLimit(res, 1<<30)
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrWouldBlock) {
+			t.Fatalf("err = %v, want ErrWouldBlock", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading /proc/kmsg still waits after 10s")
+	}
+}
