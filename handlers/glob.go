@@ -82,7 +82,7 @@ func runGlob(ctx context.Context, c *call) *ToolResult {
 	if !isDir(c.target) {
 		return c.setPath(failResult(CodeInvalidArgument, "%s is not a directory: Glob searches a directory (use Read for a file)", c.target.Display))
 	}
-	res, err := search.Glob(ctx, search.GlobOptions{Root: c.target.Abs, Pattern: pattern, HeadLimit: a.HeadLimit})
+	res, err := search.Glob(ctx, search.GlobOptions{Root: c.target.Abs, RootIdent: searchIdent(c.target), Pattern: pattern, HeadLimit: a.HeadLimit})
 	if r := searchError(c, err); r != nil {
 		return r
 	}
@@ -121,10 +121,21 @@ func searchError(c *call, err error) *ToolResult {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, search.ErrRootChanged):
+		return c.setPath(failResult(CodeToolDenied, "%v", err))
 	case errors.Is(err, search.ErrBadPattern):
 		return c.setPath(failResult(CodeInvalidArgument, "invalid arguments: %v", err))
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return c.setPath(failResult(CodeToolAborted, "search cancelled"))
 	}
 	return c.setPath(failResult(CodeToolFailed, "search failed: %v", err))
+}
+
+// searchIdent is the identity the search root must still have when the
+// search opens it: the one the resolution (and the approval) saw.
+func searchIdent(res sandbox.Resolved) search.Ident {
+	if !res.Ident.OfTarget {
+		return search.Ident{}
+	}
+	return search.Ident{Dev: res.Ident.Dev, Ino: res.Ident.Ino}
 }

@@ -38,7 +38,7 @@ func runGrep(ctx context.Context, c *call) *ToolResult {
 		prefix = displayPrefix(parentOf(c.target))
 	}
 	res, err := search.Grep(ctx, search.GrepOptions{
-		Root: c.target.Abs, Pattern: a.Pattern, Include: a.Include, IgnoreCase: a.IgnoreCase,
+		Root: c.target.Abs, RootIdent: searchIdent(c.target), Pattern: a.Pattern, Include: a.Include, IgnoreCase: a.IgnoreCase,
 		Mode: a.OutputMode, Context: a.Context, HeadLimit: a.HeadLimit, DisplayPrefix: prefix,
 	})
 	if r := searchError(c, err); r != nil {

@@ -56,7 +56,7 @@ func TestIgnoreRules(t *testing.T) {
 func TestOpenInRefusesSymlinkComponents(t *testing.T) {
 	t.Parallel()
 	root, outside := ignoreTree(t)
-	fd, err := openRoot(root)
+	fd, err := openRoot(root, Ident{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,12 @@ func (g *grepRun) scanFile(st *scanState, abs, rel string) error {
 		return nil
 	}
 	defer syscall.Close(fd)
+	if g.rootFd < 0 {
+		// A single-file root: it must be the file that was resolved.
+		if err := checkIdent(fd, g.fileIdent); err != nil {
+			return err
+		}
+	}
 	fs := &st.fs
 	tail := fs.tail[:0]
 	*fs = fileScan{g: g, rel: rel, lineNo: 1, tail: tail, spans: fs.spans, out: fs.out[:0]}

@@ -48,6 +48,7 @@ const (
 // GlobOptions is one Glob call; the handler has resolved and checked Root.
 type GlobOptions struct {
 	Root      string // canonical absolute directory to search
+	RootIdent Ident  // when set, Root must still be this directory once opened
 	Pattern   string // doublestar pattern relative to Root, e.g. "**/*_test.go", "*.go", "src/**/x.{ts,tsx}"
 	HeadLimit int    // default 100 when 0
 }
@@ -62,6 +63,7 @@ type GlobResult struct {
 // GrepOptions is one Grep call; the handler has resolved and checked Root.
 type GrepOptions struct {
 	Root       string // canonical absolute directory, or a regular file searched alone (Include still filters its base name)
+	RootIdent  Ident  // when set, Root must still be this directory or file once opened
 	Pattern    string // RE2 syntax (Go regexp)
 	Include    string // glob on the file's base name (e.g. "*.go", "*.{ts,tsx}"); with a "/" it is matched against the root-relative path; empty = all
 	IgnoreCase bool
@@ -132,7 +134,7 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 		start = filepath.Join(o.Root, filepath.FromSlash(base))
 	}
 
-	rootFd, err := openRoot(o.Root)
+	rootFd, err := openRoot(o.Root, o.RootIdent)
 	if err != nil {
 		return GlobResult{}, err
 	}
@@ -298,7 +300,7 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 		return GrepResult{}, err
 	}
 	if st.Mode().IsRegular() {
-		g.rootFd = -1
+		g.rootFd, g.fileIdent = -1, o.RootIdent
 		name := filepath.Base(o.Root)
 		if g.include == nil || g.include.match(name) {
 			if err := g.scanFile(newScanState().(*scanState), o.Root, name); err != nil {
@@ -310,7 +312,7 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 	if !st.IsDir() {
 		return GrepResult{}, fmt.Errorf("search root %s is neither a directory nor a regular file", o.Root)
 	}
-	if g.rootFd, err = openRoot(o.Root); err != nil {
+	if g.rootFd, err = openRoot(o.Root, o.RootIdent); err != nil {
 		return GrepResult{}, err
 	}
 	defer syscall.Close(g.rootFd)
@@ -332,14 +334,42 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 	return g.result(), nil
 }
 
+// Ident is a file's device and inode; the zero Ident checks nothing.
+type Ident struct{ Dev, Ino uint64 }
+
+// ErrRootChanged is a search root that is no longer the directory or file
+// the caller resolved (and had approved): something was swapped in since.
+var ErrRootChanged = errors.New("the search path changed since it was checked; nothing was searched")
+
 // openRoot opens the search root that every walked path is resolved
-// beneath.
-func openRoot(root string) (int, error) {
+// beneath. Opening follows symlinks, so the directory opened is checked
+// against want: a directory swapped for a link to elsewhere after the
+// caller resolved it is refused, not searched under the caller's label.
+func openRoot(root string, want Ident) (int, error) {
 	fd, err := syscall.Open(root, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: root, Err: err}
 	}
+	if err := checkIdent(fd, want); err != nil {
+		syscall.Close(fd)
+		return -1, err
+	}
 	return fd, nil
+}
+
+// checkIdent compares an open file with want (unless want is zero).
+func checkIdent(fd int, want Ident) error {
+	if want == (Ident{}) {
+		return nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if (Ident{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}) != want { //nolint:unconvert // widths differ by platform
+		return ErrRootChanged
+	}
+	return nil
 }
 
 type grepMode uint8
@@ -354,7 +384,8 @@ const (
 type grepRun struct {
 	ctx       context.Context
 	o         GrepOptions
-	rootFd    int // the directory searched, or -1 for a single-file root
+	rootFd    int   // the directory searched, or -1 for a single-file root
+	fileIdent Ident // a single-file root's expected identity
 	m         lineMatcher
 	mode      grepMode
 	include   *nameFilter
