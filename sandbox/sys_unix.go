@@ -22,4 +22,3 @@ func identOf(fi fs.FileInfo) FileIdent {
 	}
 	return FileIdent{Dev: uint64(st.Dev), Ino: uint64(st.Ino)} //nolint:unconvert // widths differ by platform
 }
-
