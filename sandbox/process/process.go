@@ -22,6 +22,8 @@ package process
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -102,6 +104,19 @@ type Result struct {
 	Duration       time.Duration
 }
 
+// contEvery is how often Run continues the reaper (see its watcher).
+const contEvery = 200 * time.Millisecond
+
+// runMarkVar names the environment variable that marks a run's processes.
+const runMarkVar = "HOSTCORE_RUN"
+
+// newRunMark returns a value no other run has.
+func newRunMark() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // Run starts the command and waits for it. Cancelling ctx aborts it; Timeout
 // expiring times it out. Either way the complete process tree is terminated
 // (TERM, Grace, KILL) before Run returns. When the shell exits on its own,
@@ -140,6 +155,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if spec.Env == nil {
 		spec.Env = os.Environ()
 	}
+	// Every process of the command inherits a mark of this run, found in
+	// /proc should the reaper be killed before it could clean up.
+	mark := runMarkVar + "=" + newRunMark()
+	spec.Env = append(spec.Env[:len(spec.Env):len(spec.Env)], mark)
 	line, err := spec.encode()
 	if err != nil {
 		return Result{}, fmt.Errorf("starting %s: %w", path, err)
@@ -157,6 +176,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	warm := r != nil
 	if warm {
+		r.cont() // it may have been stopped while it waited
 		if err := r.send(ctx, line); err != nil {
 			r.discard()
 			if ctx.Err() != nil {
@@ -191,16 +211,36 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	exited, watched := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watched)
-		select {
-		case <-runCtx.Done():
-			stopped.Store(true)
-			r.stop()
+		// The command can stop its own reaper (kill -STOP $PPID), which
+		// would then neither see the shell end nor kill what is left:
+		// the call would wait for its timeout and leave escapees behind.
+		// The reaper is continued while it works.
+		tick := time.NewTicker(contEvery)
+		defer tick.Stop()
+		for {
 			select {
+			case <-tick.C:
+				r.cont()
+				continue
+			case <-runCtx.Done():
+				stopped.Store(true)
+				r.stop()
+				r.cont()
+				backstop := time.After(s.Grace + killBound + time.Second)
+				for {
+					select {
+					case <-exited:
+					case <-tick.C:
+						r.cont()
+						continue
+					case <-backstop:
+						r.cmd.Process.Kill()
+					}
+					break
+				}
 			case <-exited:
-			case <-time.After(s.Grace + killBound + time.Second):
-				r.cmd.Process.Kill()
 			}
-		case <-exited:
+			return
 		}
 	}()
 
@@ -222,11 +262,16 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	r.stop()
 	st := readStatus(r.status)
 
-	if !st.done && st.pid > 0 {
-		// The reaper died without reporting (killed from outside, or by
-		// the watcher's backstop): kill what we know of the tree, the
-		// shell's session.
-		syscall.Kill(-st.pid, syscall.SIGKILL)
+	if !st.done && st.taken {
+		// The reaper died without reporting (killed from outside, even by
+		// the command, or by the watcher's backstop): kill what we know
+		// of the tree, the shell's session, and every process that still
+		// carries this run's mark (those that left the session were
+		// handed to init when the reaper died).
+		if st.pid > 0 {
+			syscall.Kill(-st.pid, syscall.SIGKILL)
+		}
+		killMarked(mark)
 	}
 	deadline := time.Now().Add(drainDelay)
 	for _, r := range readers {

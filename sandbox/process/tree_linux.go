@@ -94,3 +94,40 @@ func inTree(pid int, tree []proc, self int) bool {
 	}
 	return false
 }
+
+// killMarked kills every process whose environment holds mark (a
+// "NAME=value" of newRunMark): the command's processes that nobody can
+// reach through the process tree any more, because the reaper they were
+// handed to was killed. A process that rewrote its environment (exec with
+// a new one) is not found; this is the backstop, the reaper is the rule.
+// Passes repeat while they find something, so that children forked during
+// a pass are found by the next.
+func killMarked(mark string) {
+	needle := append([]byte(mark), 0)
+	self := os.Getpid()
+	for range markPasses {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return
+		}
+		found := false
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == self {
+				continue
+			}
+			env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+			if err != nil || !bytes.HasPrefix(env, needle) && !bytes.Contains(env, append([]byte{0}, needle...)) {
+				continue
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+			found = true
+		}
+		if !found {
+			return
+		}
+	}
+}
+
+// markPasses bounds killMarked: a fork bomb could outrun any number.
+const markPasses = 20

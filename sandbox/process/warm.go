@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -145,6 +146,17 @@ func (r *reaper) stop() {
 			r.ctl.Close()
 		}
 	})
+}
+
+// noCont is set by tests that need a reaper to stay stuck.
+var noCont atomic.Bool
+
+// cont sends SIGCONT to the reaper: a stopped reaper would hold its
+// command's end (see Run's watcher). Harmless to a running one.
+func (r *reaper) cont() {
+	if r.cmd != nil && r.cmd.Process != nil && !noCont.Load() {
+		r.cmd.Process.Signal(syscall.SIGCONT)
+	}
 }
 
 // close releases hostcore's ends of the pipes.

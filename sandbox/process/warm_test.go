@@ -241,18 +241,39 @@ func TestWarmNoRefillAfterAbort(t *testing.T) {
 
 // stoppedWarm returns a Warm whose ready reaper has been stopped with
 // SIGSTOP (what a hostile command can do to it), a Spec that uses it, and
-// the stopped reaper's pid.
-func stoppedWarm(t *testing.T) (*Warm, Spec, int) {
+// the stopped reaper's pid. Run continues a stopped reaper; with stuck set
+// it does not, so that the reaper stands for one stuck in another way (the
+// paths that bound a reaper that does not answer). Tests that set it must
+// not be parallel.
+func stoppedWarm(t *testing.T, stuck bool) (*Warm, Spec, int) {
 	t.Helper()
+	if stuck {
+		noCont.Store(true)
+		t.Cleanup(func() { noCont.Store(false) })
+	}
 	w := newWarm(t)
 	s := bash(`true`)
 	s.Warm = w
 	run(t, s)
-	stuck := warmPid(t, w)
-	if err := syscall.Kill(stuck, syscall.SIGSTOP); err != nil {
+	pid := warmPid(t, w)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	return w, s, stuck
+	return w, s, pid
+}
+
+// TestWarmReaperStoppedIsContinued: a hostile command stops the idle
+// reaper; the next command used to wait for its timeout and end as
+// TOOL_TIMEOUT without running. Run continues the reaper and it runs.
+func TestWarmReaperStoppedIsContinued(t *testing.T) {
+	t.Parallel()
+	_, s, stopped := stoppedWarm(t, false)
+	s.Args = []string{"-c", "echo $PPID"}
+	s.Timeout = 20 * time.Second
+	res := run(t, s)
+	if got := strings.TrimSpace(res.Stdout.Head); res.TimedOut || res.ExitCode != 0 || got != strconv.Itoa(stopped) {
+		t.Fatalf("got %+v, want the command run by the continued reaper %d", res, stopped)
+	}
 }
 
 // TestWarmReaperStoppedDoesNotHoldRun: a hostile command can SIGSTOP the idle
@@ -264,7 +285,7 @@ func TestWarmReaperStoppedDoesNotHoldRun(t *testing.T) {
 	// Long enough for the fresh reaper, started on a loaded machine, to read
 	// the same big spec in time.
 	sendBound = 2 * time.Second
-	w, s, stuck := stoppedWarm(t)
+	w, s, stuck := stoppedWarm(t, true)
 	s.Args = []string{"-c", "echo ok"}
 	s.Env = os.Environ()
 	for i := range 16 { // 1 MiB; one string may not pass 128 KiB
@@ -303,8 +324,7 @@ func TestWarmReaperStoppedDoesNotHoldRun(t *testing.T) {
 // session's command). It never took the command, so the command runs once,
 // under a fresh reaper, and Run's deferred refill still works.
 func TestWarmReaperKilledWithTheSpecInItsPipe(t *testing.T) {
-	t.Parallel()
-	w, s, stuck := stoppedWarm(t)
+	w, s, stuck := stoppedWarm(t, true)
 	time.AfterFunc(300*time.Millisecond, func() { syscall.Kill(stuck, syscall.SIGKILL) })
 	count := filepath.Join(t.TempDir(), "count")
 	s.Args = []string{"-c", "echo once >>" + count + "; echo $PPID"}
@@ -320,12 +340,12 @@ func TestWarmReaperKilledWithTheSpecInItsPipe(t *testing.T) {
 	}
 }
 
-// TestWarmReaperStoppedTimesOut: a warm reaper stopped from outside never
-// reads a small spec (it fits the pipe): the command's timeout ends the
-// call, the reaper is killed by the backstop, and nothing ran.
-func TestWarmReaperStoppedTimesOut(t *testing.T) {
-	t.Parallel()
-	_, s, stuck := stoppedWarm(t)
+// TestWarmReaperStuckTimesOut: a warm reaper that is stuck (stopped, and
+// not continued) never reads a small spec (it fits the pipe): the
+// command's timeout ends the call, the reaper is killed by the backstop,
+// and nothing ran.
+func TestWarmReaperStuckTimesOut(t *testing.T) {
+	_, s, stuck := stoppedWarm(t, true)
 	ran := filepath.Join(t.TempDir(), "ran")
 	s.Args = []string{"-c", "echo ran >" + ran}
 	s.Timeout, s.Grace = 300*time.Millisecond, 100*time.Millisecond
