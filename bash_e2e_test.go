@@ -312,3 +312,25 @@ func TestBashOutputPrecedesResponse(t *testing.T) {
 	}
 	t.Fatal("no response")
 }
+
+// TestBashCommandsTheKernelCannotPass: a command over 128 KiB used to fail
+// to start ("argument list too long", TOOL_FAILED) and one with a NUL byte
+// likewise; both are bad arguments, said before any card, with a way out.
+func TestBashCommandsTheKernelCannotPass(t *testing.T) {
+	t.Parallel()
+	h, c := bashHost(t)
+	r := c.call(10, "tools.execute", bashParams("long", "echo "+strings.Repeat("x", 128<<10), 0))
+	if r["errorCode"] != "INVALID_ARGUMENT" || !strings.Contains(fmt.Sprint(r["message"]), "PI_SCRATCH_DIR") {
+		t.Errorf("128 KiB command: %v", r)
+	}
+	r = c.call(11, "tools.execute", bashParams("nul", "echo a\x00b", 0))
+	if r["errorCode"] != "INVALID_ARGUMENT" || !strings.Contains(fmt.Sprint(r["message"]), "NUL") {
+		t.Errorf("command with NUL: %v", r)
+	}
+	r = c.call(12, "tools.execute", bashParams("ok", "echo "+strings.Repeat("x", 100<<10)+" | wc -c", 0))
+	if r["ok"] != true || details(r)["stdout"] != "102401\n" {
+		t.Errorf("100 KiB command: %v", details(r))
+	}
+	h.stdin.Close()
+	h.wait(t)
+}

@@ -65,11 +65,22 @@ func bashPreview(c *call) string {
 	return a.Command
 }
 
+// maxCommandBytes is the longest command bash -lc can be given: Linux
+// limits one argument to 128 KiB with its NUL (MAX_ARG_STRLEN). Longer
+// ones failed to start with "argument list too long".
+const maxCommandBytes = 128<<10 - 1
+
 // bashPrecheck runs before the permission card: a command the denylist
 // refuses, or one whose turn's shell has changed, never shows a card.
 func bashPrecheck(ctx context.Context, c *call) *ToolResult {
 	var a bashArgs
 	decodeInto(c.args, &a)
+	if strings.IndexByte(a.Command, 0) >= 0 {
+		return failResult(CodeInvalidArgument, "invalid arguments: args.command contains a NUL byte, which no shell command can hold")
+	}
+	if len(a.Command) > maxCommandBytes {
+		return failResult(CodeInvalidArgument, "invalid arguments: args.command is %d bytes; the kernel passes at most %d bytes to bash -lc: write the script to a file in $PI_SCRATCH_DIR and run that", len(a.Command), maxCommandBytes)
+	}
 	list, err := c.s.bashDenylist(ctx)
 	if err != nil {
 		return failResult(CodeToolFailed, "reading the Bash denylist: %v", err)
