@@ -305,6 +305,12 @@ func bashResult(res process.Result, shell string, a bashArgs) *ToolResult {
 		// As Node's child_process reports it: no exit code, the signal named.
 		d["exitCode"], d["signal"] = nil, res.Signal
 	}
+	if res.Stdout.FullCut {
+		d["stdoutFileCut"] = true
+	}
+	if res.Stderr.FullCut {
+		d["stderrFileCut"] = true
+	}
 	if res.Stdout.FullPath != "" {
 		d["stdoutFile"] = res.Stdout.FullPath
 	}

@@ -27,7 +27,14 @@ type Stream struct {
 	Omitted    int64  // bytes between Head and Tail that are not kept
 	Truncated  bool
 	FullPath   string // spill file with the complete stream, when truncated and Spec.SpillDir was set
+	FullCut    bool   // the spill file holds only the first FullSize bytes (SpillMax)
+	FullSize   int64  // bytes in the spill file
 }
+
+// SpillMax bounds one stream's spill file. A command printing at full
+// speed until its 300 s timeout would otherwise write tens of gigabytes
+// to the user's disk, which stay there until the session is deleted.
+const SpillMax = 1 << 30
 
 // Text renders the stream for the model: the head, a marker that says how
 // much was cut, the tail, and where the complete output was saved.
@@ -46,7 +53,11 @@ func (s Stream) Text() string {
 		if s.Tail != "" && !strings.HasSuffix(s.Tail, "\n") {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "[full output: %s]", s.FullPath)
+		if s.FullCut {
+			fmt.Fprintf(&b, "[first %d of %d bytes of output: %s]", s.FullSize, s.Total, s.FullPath)
+		} else {
+			fmt.Fprintf(&b, "[full output: %s]", s.FullPath)
+		}
 	}
 	return b.String()
 }
@@ -66,13 +77,17 @@ type capture struct {
 	total     int64
 	truncated bool
 	spill     *spillFile // nil until the first truncation
+	spillMax  int64
+	spillCut  bool
+	spillSize int64
 }
 
 func newCapture(name string, headMax, tailMax int, spillDir string) *capture {
 	return &capture{
 		name: name, headMax: headMax, tailMax: tailMax, spillDir: spillDir,
-		head: make([]byte, 0, headMax),
-		tail: make([]byte, 0, 2*tailMax),
+		head:     make([]byte, 0, headMax),
+		tail:     make([]byte, 0, 2*tailMax),
+		spillMax: SpillMax,
 	}
 }
 
@@ -105,7 +120,7 @@ func (c *capture) openSpill() {
 	if c.spillDir == "" {
 		return
 	}
-	f, err := createSpill(c.spillDir, c.name)
+	f, err := createSpill(c.spillDir, c.name, c.spillMax)
 	if err != nil {
 		return
 	}
@@ -124,7 +139,7 @@ func (c *capture) finish() Stream {
 		if err := c.spill.Close(); err != nil {
 			os.Remove(c.spill.path)
 		} else {
-			path = c.spill.path
+			path, c.spillCut, c.spillSize = c.spill.path, c.spill.cut, c.spill.size
 		}
 		c.spill = nil
 	}
@@ -146,6 +161,8 @@ func (c *capture) finish() Stream {
 		Omitted:   c.total - int64(len(head)) - int64(len(tail)),
 		Truncated: true,
 		FullPath:  path,
+		FullCut:   c.spillCut,
+		FullSize:  c.spillSize,
 	}
 }
 

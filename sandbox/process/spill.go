@@ -63,7 +63,9 @@ func putBlock(b *[]byte) {
 type spillFile struct {
 	f    *os.File
 	path string
-	size int64 // bytes accepted by Write
+	size int64 // bytes kept (written or to be): at most max
+	max  int64 // the file's bound (SpillMax)
+	cut  bool  // bytes past max were dropped
 
 	cur  *[]byte      // the block being filled
 	n    int          // bytes in cur
@@ -75,8 +77,9 @@ type spillFile struct {
 	fail chan struct{} // closed by the writer on its first error: Write stops copying
 }
 
-// createSpill creates the file in dir, named after the stream.
-func createSpill(dir, name string) (*spillFile, error) {
+// createSpill creates the file in dir, named after the stream; it keeps at
+// most max bytes.
+func createSpill(dir, name string, max int64) (*spillFile, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -84,7 +87,7 @@ func createSpill(dir, name string) (*spillFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &spillFile{f: f, path: f.Name(), full: make(chan *[]byte, spillBlocks), free: make(chan *[]byte, spillBlocks),
+	s := &spillFile{f: f, path: f.Name(), max: max, full: make(chan *[]byte, spillBlocks), free: make(chan *[]byte, spillBlocks),
 		done: make(chan struct{}), fail: make(chan struct{})}
 	direct := setDirect(f, true) == nil
 	s.cur, s.held = getBlock(), 1
@@ -92,8 +95,13 @@ func createSpill(dir, name string) (*spillFile, error) {
 	return s, nil
 }
 
-// Write copies p into blocks, handing each full one to the writer.
+// Write copies p into blocks, handing each full one to the writer. Bytes
+// past the file's bound are dropped.
 func (s *spillFile) Write(p []byte) {
+	if room := s.max - s.size; int64(len(p)) > room {
+		p = p[:max(room, 0)]
+		s.cut = true
+	}
 	s.size += int64(len(p))
 	for len(p) > 0 {
 		select {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func TestSpillFileWritesEverything(t *testing.T) {
 			for i := range want {
 				want[i] = byte(rng.Uint32())
 			}
-			s, err := createSpill(dir, "stdout")
+			s, err := createSpill(dir, "stdout", SpillMax)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +52,7 @@ func TestSpillFileWritesEverything(t *testing.T) {
 // Close (the capture then drops it), and Write neither blocks nor panics.
 func TestSpillFileWriteError(t *testing.T) {
 	t.Parallel()
-	s, err := createSpill(t.TempDir(), "stdout")
+	s, err := createSpill(t.TempDir(), "stdout", SpillMax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,5 +67,39 @@ func TestSpillFileWriteError(t *testing.T) {
 	s.Write(make([]byte, (spillBlocks+2)*spillBlock))
 	if err := s.Close(); err == nil {
 		t.Error("Close: no error for a file that was never written")
+	}
+}
+
+// TestSpillFileIsBounded: a flood until the timeout used to write tens of
+// gigabytes to the user's disk; the file keeps the first max bytes, says
+// it was cut, and the capture's record and text say so too.
+func TestSpillFileIsBounded(t *testing.T) {
+	t.Parallel()
+	const max = spillBlock + 100
+	want := bytes.Repeat([]byte("0123456789abcdef"), 3*spillBlock/16)
+	s, err := createSpill(t.TempDir(), "stdout", max)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rest := want; len(rest) > 0; rest = rest[min(len(rest), 70000):] {
+		s.Write(rest[:min(len(rest), 70000)])
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(s.path)
+	if !bytes.Equal(got, want[:max]) || !s.cut {
+		t.Fatalf("file has %d bytes (cut %v), want the first %d", len(got), s.cut, max)
+	}
+
+	c := newCapture("stdout", 100, 100, t.TempDir())
+	c.spillMax = max
+	c.write(want)
+	st := c.finish()
+	if !st.FullCut || st.Total != int64(len(want)) || !strings.Contains(st.Text(), "[first ") {
+		t.Fatalf("record %+v, text %q", st, st.Text()[len(st.Text())-80:])
+	}
+	if fi, err := os.Stat(st.FullPath); err != nil || fi.Size() != max {
+		t.Fatalf("spill file: %v, %v", fi, err)
 	}
 }
