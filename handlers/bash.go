@@ -580,6 +580,19 @@ func userHome() string {
 	return h
 }
 
+// homeParam matches ${HOME} and its expansions with operators
+// (${HOME%/}, ${HOME:-x}): each is taken for the home directory.
+var homeParam = regexp.MustCompile(`\$\{HOME(?:[^A-Za-z0-9_}][^}]*)?\}`)
+
+// expandAll expands the braces of every word (see expandBraces).
+func expandAll(words []string) []string {
+	var out []string
+	for _, w := range words {
+		out = append(out, expandBraces(w)...)
+	}
+	return out
+}
+
 // homeRe matches the spellings of a home directory at the start of a word:
 // $HOME (${HOME} is rewritten to it first), ~ and ~user.
 var homeRe = regexp.MustCompile(`^(?:\$HOME\b|~[A-Za-z0-9._-]*)`)
@@ -619,14 +632,14 @@ func unproc(p, workspace string) string {
 }
 
 func deniedPath(command, workspace, home string, extra []string) string {
-	text := strings.ReplaceAll(command, "${HOME}", "$HOME")
+	text := homeParam.ReplaceAllString(command, "$$HOME")
 	var entries [][]string
 	for _, list := range [][]string{builtinDenylist, extra} {
 		for _, e := range list {
 			entries = append(entries, entryPaths(e, home)...)
 		}
 	}
-	for _, word := range shellWords(text) {
+	for _, word := range expandAll(shellWords(text)) {
 		p := word
 		if loc := homeRe.FindStringIndex(p); loc != nil && (len(p) == loc[1] || p[loc[1]] == '/') {
 			if home == "" {
@@ -706,27 +719,71 @@ func namesEntry(pc, ec []string) bool {
 }
 
 // shellWords splits a command into words roughly as the shell does: quotes
-// and backslashes group and are removed, and whitespace and the operators
+// and backslashes group and are removed ($'...' with its escapes decoded),
+// a backslash-newline joins lines, and whitespace and the operators
 // ; & | ( ) < > as well as = , and ` separate (so --key=~/.ssh/id yields
-// ~/.ssh/id).
+// ~/.ssh/id), except that a comma inside braces stays in its word for
+// expandBraces. A command substitution, $(...) or `...`, stands for
+// nothing in its word (~/.ssh$(:)/id is ~/.ssh/id) and its own words are
+// added after; ${...} is kept whole.
 func shellWords(s string) []string {
-	var words []string
+	return appendShellWords(nil, s, 0)
+}
+
+// maxSubstDepth bounds the nesting of command substitutions read.
+const maxSubstDepth = 8
+
+func appendShellWords(words []string, s string, depth int) []string {
 	var w strings.Builder
 	inWord := false
+	braces := 0
 	flush := func() {
 		if inWord {
 			words = append(words, w.String())
 			w.Reset()
 			inWord = false
 		}
+		braces = 0
 	}
+	var inner []string // command substitutions, split after the word
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
 		switch {
+		case ch == '\\' && i+1 < len(s) && s[i+1] == '\n':
+			i++ // a line continuation: nothing
 		case ch == '\\' && i+1 < len(s):
 			i++
 			w.WriteByte(s[i])
 			inWord = true
+		case ch == '$' && i+1 < len(s) && s[i+1] == '\'':
+			j := i + 2
+			for j < len(s) && s[j] != '\'' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			w.WriteString(ansiC(s[i+2 : min(j, len(s))]))
+			i = j
+			inWord = true
+		case ch == '$' && i+1 < len(s) && s[i+1] == '"':
+			// $"..." is a translated string: the same as "...".
+		case ch == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
+			end := matching(s, i+1)
+			if s[i+1] == '{' {
+				w.WriteString(s[i:end])
+				inWord = true
+			} else {
+				inner = append(inner, s[i+2:max(i+2, end-1)])
+			}
+			i = end - 1
+		case ch == '`':
+			j := strings.IndexByte(s[i+1:], '`')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			inner = append(inner, s[i+1:i+1+j])
+			i += j + 1
 		case ch == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
@@ -739,10 +796,22 @@ func shellWords(s string) []string {
 			for i++; i < len(s) && s[i] != '"'; i++ {
 				if s[i] == '\\' && i+1 < len(s) {
 					i++
+					if s[i] == '\n' {
+						continue
+					}
 				}
 				w.WriteByte(s[i])
 			}
 			inWord = true
+		case ch == '{':
+			braces++
+			w.WriteByte(ch)
+			inWord = true
+		case ch == '}' && braces > 0:
+			braces--
+			w.WriteByte(ch)
+		case ch == ',' && braces > 0:
+			w.WriteByte(ch)
 		case strings.IndexByte(" \t\n\r;&|()<>=,`", ch) >= 0:
 			flush()
 		default:
@@ -751,5 +820,208 @@ func shellWords(s string) []string {
 		}
 	}
 	flush()
+	if depth < maxSubstDepth {
+		for _, c := range inner {
+			words = appendShellWords(words, c, depth+1)
+		}
+	}
 	return words
 }
+
+// matching returns the index just past the bracket that closes the one
+// at s[open] ('(' or '{'), or len(s).
+func matching(s string, open int) int {
+	o := s[open]
+	c := byte(')')
+	if o == '{' {
+		c = '}'
+	}
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case o:
+			depth++
+		case c:
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+// ansiC decodes the body of $'...': the escapes a path could be spelled
+// with (\\, \', \xHH, octal \NNN); other escapes keep their letter.
+func ansiC(b string) string {
+	var out strings.Builder
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out.WriteByte(b[i])
+			continue
+		}
+		i++
+		switch c := b[i]; {
+		case c == 'x':
+			n, k := 0, 0
+			for ; k < 2 && i+1 < len(b) && isHex(b[i+1]); k++ {
+				i++
+				n = n*16 + hexVal(b[i])
+			}
+			out.WriteByte(byte(n))
+		case c >= '0' && c <= '7':
+			n := int(c - '0')
+			for k := 1; k < 3 && i+1 < len(b) && b[i+1] >= '0' && b[i+1] <= '7'; k++ {
+				i++
+				n = n*8 + int(b[i]-'0')
+			}
+			out.WriteByte(byte(n))
+		default:
+			out.WriteByte(c)
+		}
+	}
+	return out.String()
+}
+
+func isHex(c byte) bool { return hexVal(c) >= 0 }
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// maxBraceWords bounds expandBraces: a{1,2}{1,2}... doubles each time.
+const maxBraceWords = 256
+
+// expandBraces expands the shell's brace alternatives ({a,b}, {,x}) and
+// sequences ({a..c}, {1..3}) in a word, as bash does before it reads
+// paths; a word without them is itself. At most maxBraceWords words.
+func expandBraces(w string) []string {
+	if len(w) > maxBraceWord {
+		return []string{w}
+	}
+	budget := maxBraceSteps
+	return expandBracesN(w, &budget)
+}
+
+// maxBraceSteps bounds the work of expanding one word: each brace group
+// expands the rest of the word again, once per alternative. Past it, the
+// rest of the word is read literally.
+const maxBraceSteps = 1024
+
+// maxBraceWord is the longest word whose braces are expanded: twice the
+// longest path, a bound on the work like maxBraceSteps.
+const maxBraceWord = 8 << 10
+
+func expandBracesN(w string, budget *int) []string {
+	if *budget <= 0 {
+		return []string{w}
+	}
+	*budget--
+	open := -1
+	for i := 0; i < len(w); i++ {
+		if w[i] == '{' && (i == 0 || w[i-1] != '$') {
+			open = i
+			break
+		}
+	}
+	if open < 0 {
+		return []string{w}
+	}
+	end := matching(w, open)
+	if end > len(w) || w[end-1] != '}' {
+		return []string{w}
+	}
+	body, pre, post := w[open+1:end-1], w[:open], w[end:]
+	var alts []string
+	depth, last := 0, 0
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				alts = append(alts, body[last:i])
+				last = i + 1
+			}
+		}
+	}
+	alts = append(alts, body[last:])
+	if len(alts) == 1 {
+		alts = braceSeq(body)
+		if alts == nil {
+			// Not an expansion: the braces are literal. Expand what follows.
+			var out []string
+			for _, rest := range expandBracesN(post, budget) {
+				out = append(out, w[:end]+rest)
+			}
+			return out
+		}
+	}
+	var out []string
+	for _, a := range alts {
+		if len(out) == maxBraceWords {
+			return out
+		}
+		for _, x := range expandBracesN(pre+a+post, budget) {
+			if len(out) == maxBraceWords {
+				return out
+			}
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// braceSeq expands a brace sequence body ("a..e", "1..3"), nil if it is
+// not one.
+func braceSeq(body string) []string {
+	from, to, ok := strings.Cut(body, "..")
+	if !ok {
+		return nil
+	}
+	if len(from) == 1 && len(to) == 1 && !isDigit(from[0]) {
+		a, b := from[0], to[0]
+		var out []string
+		for c := a; len(out) < maxBraceWords; {
+			out = append(out, string(c))
+			if c == b {
+				break
+			}
+			if a < b {
+				c++
+			} else {
+				c--
+			}
+		}
+		return out
+	}
+	a, err1 := strconv.Atoi(from)
+	b, err2 := strconv.Atoi(to)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	var out []string
+	for n := a; len(out) < maxBraceWords; {
+		out = append(out, strconv.Itoa(n))
+		if n == b {
+			break
+		}
+		if a < b {
+			n++
+		} else {
+			n--
+		}
+	}
+	return out
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -164,3 +164,61 @@ func TestAppendJSONString(t *testing.T) {
 		}
 	}
 }
+
+// TestDeniedPathShellSpellings: spellings the shell turns into a sensitive
+// path that the word splitter used to miss (found by the Bash review).
+func TestDeniedPathShellSpellings(t *testing.T) {
+	const ws, home = "/home/me/src/proj", "/home/me"
+	for cmd, want := range map[string]string{
+		"cat /etc/{shadow,passwd}":       "/etc/shadow",
+		"cat ~/.{ssh,x}/id_rsa":          "~/.ssh/id_rsa",
+		"cat ~/.aws{,}/credentials":      "~/.aws/credentials",
+		"cat /etc/shado{v..x}":           "/etc/shadow",
+		"cat ~/.ss\\\nh/id_rsa":          "~/.ssh/id_rsa",
+		"cat ~/$'.ssh'/id_rsa":           "~/.ssh/id_rsa",
+		`cat ~/$'\x2essh'/id_rsa`:        "~/.ssh/id_rsa",
+		`cat ~/$'\056ssh'/id_rsa`:        "~/.ssh/id_rsa",
+		`cat ~/$".ssh"/id_rsa`:           "~/.ssh/id_rsa",
+		"cat ${HOME%/}/.ssh/id_rsa":      "$HOME/.ssh/id_rsa",
+		"cat ${HOME:-/x}/.ssh/id_rsa":    "$HOME/.ssh/id_rsa",
+		"cat ~/.ssh$(:)/id_rsa":          "~/.ssh/id_rsa",
+		"cat ~/.ssh`true`/id_rsa":        "~/.ssh/id_rsa",
+		"echo $(cat ~/.aws/credentials)": "~/.aws/credentials",
+		// allowed
+		"echo {a,b} ${x:-y}":                "",
+		"git log --format='%H {%s}'":        "",
+		"ls ~/{src,docs}":                   "",
+		"for i in {1..3}; do echo $i; done": "",
+	} {
+		if got := deniedPath(cmd, ws, home, nil); got != want {
+			t.Errorf("deniedPath(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// FuzzDeniedPath: any command, however odd its quoting, braces or
+// substitutions, is read in bounded time without a panic.
+func FuzzDeniedPath(f *testing.F) {
+	for _, s := range []string{"cat ~/.{ssh,x}/id_rsa", "echo $(a $(b `c`)) ${x} $'\\x41'", "{{{{", "$($($(", "a{1..99999}b{a..z}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if len(cmd) > 4096 {
+			return
+		}
+		deniedPath(cmd, "/w", "/home/me", nil)
+	})
+}
+
+// TestDeniedPathWorstCase: the longest command (128 KiB) of brace groups
+// and substitutions is read quickly: expansion is bounded.
+func TestDeniedPathWorstCase(t *testing.T) {
+	for _, cmd := range []string{
+		strings.Repeat("{a}", maxCommandBytes/3),
+		strings.Repeat("{a,b}", maxCommandBytes/5),
+		strings.Repeat("$(", maxCommandBytes/2),
+		strings.Repeat("{", maxCommandBytes),
+	} {
+		deniedPath(cmd, "/w", "/home/me", nil) // a hang fails the test run's timeout
+	}
+}
