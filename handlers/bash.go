@@ -471,9 +471,13 @@ func inCatalog(id string) bool {
 // --- patch commands (design section 4d) ---
 
 // patchRe finds apply_patch, git apply (git -C dir apply too) and patch as a
-// command word: at the start, or after ; & | ( ! { or a newline.
+// command word: at the start, after ; & | ( ! { or a newline, or after a
+// keyword (if, then, ...) or a wrapper that runs its arguments (sudo, env
+// with assignments, time, nice, xargs, command, exec) in front of it.
 var patchRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:^|[;&|(!{\n])\s*(?:sudo\s+)?(?:\S*/)?(apply_patch|git(?:\s+-[Cc]\s+\S+)*\s+apply|patch)(?:\s|$|[;&|)])`)
+	return regexp.MustCompile(`(?:^|[;&|(!{\n])\s*` +
+		`(?:(?:if|then|else|elif|do|while|until|sudo|time|nice|nohup|command|exec|xargs|env)\s+(?:-\S+\s+(?:[^-;&|\s]\S*\s+)?|[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)*` +
+		`(?:\S*/)?(apply_patch|git(?:\s+-[Cc]\s+\S+)*\s+apply|patch)(?:\s|$|[;&|)])`)
 })
 
 // patchCommand names the patch command a shell command runs, "" if none.

@@ -77,6 +77,13 @@ func TestPatchCommand(t *testing.T) {
 		"go test ./... | grep patch":         "",
 		"cat patch.txt":                      "",
 		"git log -p":                         "",
+		"env patch -p1 < d":                  "patch",
+		"env LC_ALL=C patch -p1 < d":         "patch",
+		"time git apply x":                   "git apply",
+		"ls *.diff | xargs -n1 patch -p1 -i": "patch",
+		"if git apply --check x; then :; fi": "git apply",
+		"sudo -u me patch -p0 < d":           "patch",
+		"echo env patch":                     "",
 	} {
 		if got := patchCommand(cmd); got != want {
 			t.Errorf("patchCommand(%q) = %q, want %q", cmd, got, want)
