@@ -111,7 +111,7 @@ func notExist(err error, name string) error {
 // before the open and again on the open descriptor; the open itself uses
 // O_NONBLOCK, so a FIFO swapped in between cannot hang the call, and the
 // descriptor keeps it, so a read that would wait fails (see ReadErr).
-func OpenRegular(res Resolved) (*os.File, fs.FileInfo, error) {
+func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 	root, name, err := openParent(res, false)
 	if err != nil {
 		return nil, nil, err
@@ -132,26 +132,42 @@ func OpenRegular(res Resolved) (*os.File, fs.FileInfo, error) {
 	if err == nil {
 		err = classify(ofi)
 	}
-	if err == nil {
-		// A file of stored data cannot be polled and refuses deadlines.
-		// One that can (/proc/kmsg, a trace pipe: their reads wait for
-		// events) gets a deadline, or Go would park the read on the
-		// poller until an event that may never come.
-		f.SetReadDeadline(time.Now().Add(eventFileReadMax))
-	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
-	return f, ofi, nil
+	// A file of stored data cannot be polled and refuses deadlines. One
+	// that can (/proc/kmsg, a trace pipe: their reads wait for events)
+	// gets one before each read, or Go would park the read on the poller
+	// until an event that may never come.
+	pollable := f.SetReadDeadline(time.Time{}) == nil
+	return &File{f: f, pollable: pollable}, ofi, nil
 }
+
+// File is a regular file opened by OpenRegular for reading.
+type File struct {
+	f        *os.File
+	pollable bool
+}
+
+// Read reads like os.File.Read; a pollable file's read that finds no data
+// for eventFileReadMax fails (see ReadErr).
+func (f *File) Read(p []byte) (int, error) {
+	if f.pollable {
+		f.f.SetReadDeadline(time.Now().Add(eventFileReadMax))
+	}
+	return f.f.Read(p)
+}
+
+// Close closes the file.
+func (f *File) Close() error { return f.f.Close() }
 
 // ErrWouldBlock is a read of a file that is not stored data: /proc/kmsg
 // or a trace pipe wait for events that may never come, and a tool call
 // must not wait with them (a blocked read cannot be interrupted).
 var ErrWouldBlock = errors.New("its reads wait for events (it is not a file of stored data)")
 
-// eventFileReadMax bounds reading a file that can be polled (see
+// eventFileReadMax bounds each read of a file that can be polled (see
 // OpenRegular): /proc files of that kind answer at once when they have data.
 const eventFileReadMax = 2 * time.Second
 

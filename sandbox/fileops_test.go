@@ -462,3 +462,30 @@ func TestReadOfAFileThatWaitsFails(t *testing.T) {
 		t.Fatal("reading /proc/kmsg still waits after 10s")
 	}
 }
+
+// TestPollableFileReadsLate: the deadline of a pollable file is renewed for
+// each read; set once at open, a read begun 2 s later failed even with
+// data ready (and FUSE files are pollable).
+func TestPollableFileReadsLate(t *testing.T) {
+	t.Parallel()
+	res, err := Roots{Workspace: t.TempDir()}.Resolve("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := OpenRegular(res)
+	if err != nil {
+		t.Skipf("no /proc/self/mountinfo: %v", err)
+	}
+	defer f.Close()
+	if !f.pollable {
+		t.Skip("/proc/self/mountinfo is not pollable here")
+	}
+	buf := make([]byte, 16)
+	if _, err := f.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(eventFileReadMax + 100*time.Millisecond)
+	if _, err := f.Read(buf); err != nil {
+		t.Fatalf("a later read: %v", err)
+	}
+}
