@@ -277,3 +277,47 @@ func TestEdgeOneMaxLineStaysSmall(t *testing.T) {
 		}
 	})
 }
+
+// TestEdgeBusyWriteKeepsTheOrder: a Write refused BUSY had already taken
+// its session's mutation ticket in Route; nothing released it, so every
+// later Write/Edit of the session waited forever (and stdin EOF no longer
+// ended hostcore). The budget is now taken before Route.
+func TestEdgeBusyWriteKeepsTheOrder(t *testing.T) {
+	h := edgeStart(t)
+	ws := t.TempDir()
+	h.send(t, 1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "ask"})
+	h.until(10*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "1" })
+	big := strings.Repeat("x", 16<<20-400)
+	for i := range 4 { // three fill the 64 MiB budget at their cards; the fourth is BUSY
+		h.send(t, 100+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": fmt.Sprint("w", i),
+			"toolName": "Write", "args": map[string]any{"path": fmt.Sprint("f", i), "content": big}})
+	}
+	var cards []json.RawMessage
+	busy := false
+	h.until(30*time.Second, func(m map[string]json.RawMessage) bool {
+		if string(m["method"]) == `"permission.request"` {
+			cards = append(cards, m["id"])
+		}
+		if strings.Contains(string(m["error"]), "BUSY") {
+			busy = true
+		}
+		return len(cards) == 3 && busy
+	})
+	if len(cards) != 3 || !busy {
+		t.Fatalf("setup: %d cards, busy=%v", len(cards), busy)
+	}
+	for _, id := range cards {
+		h.raw(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"decision":"deny"}}`, id))
+	}
+	h.send(t, 200, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t2", "toolCallId": "small",
+		"toolName": "Write", "args": map[string]any{"path": "small.txt", "content": "hi"}})
+	m, _ := h.until(15*time.Second, func(m map[string]json.RawMessage) bool {
+		if string(m["method"]) == `"permission.request"` {
+			h.raw(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"decision":"allow-once"}}`, m["id"]))
+		}
+		return string(m["id"]) == "200"
+	})
+	if m == nil {
+		t.Fatal("a Write after a BUSY-refused Write was never answered")
+	}
+}

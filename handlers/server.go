@@ -47,14 +47,17 @@ type Config struct {
 
 // Server holds hostcore's state for one connection.
 type Server struct {
-	cfg    Config
-	store  *store.Store
-	client Client
-	log    *slog.Logger
-	grants perms.Grants
-	tools  *toolset
-	slots  chan struct{} // global mutation slots
-	warm   *process.Warm // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
+	cfg Config
+
+	methodsOnce sync.Once
+	methodMap   map[string]method
+	store       *store.Store
+	client      Client
+	log         *slog.Logger
+	grants      perms.Grants
+	tools       *toolset
+	slots       chan struct{} // global mutation slots
+	warm        *process.Warm // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
 
 	mu        sync.Mutex
 	sessions  map[string]*runtime // in-memory state per session id
@@ -123,7 +126,18 @@ func (s *Server) Route(name string, params json.RawMessage) (func(context.Contex
 	return func(ctx context.Context) (any, error) { return m.run(ctx, params) }, m.inline
 }
 
+// Inline says whether Route runs name inline (rpc.Dispatcher).
+func (s *Server) Inline(name string) bool {
+	m, ok := s.methods()[name]
+	return ok && m.inline
+}
+
 func (s *Server) methods() map[string]method {
+	s.methodsOnce.Do(func() { s.methodMap = s.methodTable() })
+	return s.methodMap
+}
+
+func (s *Server) methodTable() map[string]method {
 	return map[string]method{
 		"initialize":        {true, s.initialize},
 		"settings.get":      {true, s.settingsGet},

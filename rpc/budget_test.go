@@ -170,3 +170,5 @@ func TestMalformedReplyEndsTheWait(t *testing.T) {
 		}
 	}
 }
+
+func (d *holdDispatcher) Inline(string) bool { return false }

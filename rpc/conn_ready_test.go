@@ -34,3 +34,5 @@ func TestNotifyFromTheFirstHandler(t *testing.T) {
 		}
 	}
 }
+
+func (d notifyDispatcher) Inline(string) bool { return false }

@@ -210,3 +210,5 @@ func TestLineStreamAnswersEveryRequest(t *testing.T) {
 		t.Fatalf("got %d lines and %d runs, want 100 and 100", len(out), ran)
 	}
 }
+
+func (d *echoDispatcher) Inline(method string) bool { return method == "inline" }

@@ -26,6 +26,9 @@ import (
 // is read (configuring methods). A nil run means "method not found".
 type Dispatcher interface {
 	Route(method string, params json.RawMessage) (run func(ctx context.Context) (any, error), inline bool)
+	// Inline says, without side effects, whether Route will run method
+	// inline: those are not counted against the in-flight budget.
+	Inline(method string) bool
 }
 
 // Coded is implemented by errors that choose their JSON-RPC code and
@@ -205,7 +208,9 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 	if err == nil {
 		// hostcore picks the id, so that the stream knows which ids are
 		// owed a reply (a malformed reply is then never answered).
-		id := s.callSeq.Add(1) - 1
+		// Not 0: jsonrpc2 takes ID{Num: 0} for "unset" and numbers the
+		// request itself, and two requests then share an id.
+		id := s.callSeq.Add(1)
 		key := strconv.FormatUint(id, 10)
 		s.stream.pending.Store(key, struct{}{})
 		err = conn.Call(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
@@ -282,14 +287,42 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		}
 		return
 	}
+	// Requests run concurrently, but not without bound: each holds its
+	// params and, until its answer is written, its result. A client that
+	// sends without reading our output, or sends megabyte lines by the
+	// dozen, would otherwise grow memory until the process is killed. One
+	// over the budget is answered at once, on this goroutine, which is
+	// never made to wait for a running call: the replies to our cards
+	// come in on it. The budget is taken before Route, which may take the
+	// request's place in an order (a Write's ticket) that only running
+	// it gives back. Inline methods (configuring ones, run here one at a
+	// time) are not counted, so that shutdown is never refused.
+	var weight int64
+	if !h.d.Inline(req.Method) {
+		weight = min(requestWeight+int64(len(params)), h.s.budgetSize)
+		if !h.s.budget.TryAcquire(weight) {
+			h.s.log.Warn("request refused: too much in flight", "method", req.Method, "paramsBytes", len(params))
+			if !req.Notif {
+				conn.ReplyWithError(h.ctx, req.ID, toWire(errBusy))
+			}
+			return
+		}
+	}
+	release := func() {
+		if weight > 0 {
+			h.s.budget.Release(weight)
+		}
+	}
 	run, inline := h.d.Route(req.Method, params)
 	if run == nil {
+		release()
 		if !req.Notif {
 			conn.ReplyWithError(h.ctx, req.ID, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method})
 		}
 		return
 	}
 	answer := func() {
+		defer release()
 		result, err := safeRun(h.ctx, run)
 		if req.Notif {
 			return
@@ -311,25 +344,8 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		answer()
 		return
 	}
-	// Requests run concurrently, but not without bound: each holds its
-	// params and, until its answer is written, its result. A client that
-	// sends without reading our output, or sends megabyte lines by the
-	// dozen, would otherwise grow memory until the process is killed. One
-	// over the budget is answered at once, on this goroutine, which is
-	// never made to wait for a running call: the replies to our cards
-	// come in on it.
-	weight := min(requestWeight+int64(len(params)), h.s.budgetSize)
-	if !h.s.budget.TryAcquire(weight) {
-		h.s.wg.Done()
-		h.s.log.Warn("request refused: too much in flight", "method", req.Method, "paramsBytes", len(params))
-		if !req.Notif {
-			conn.ReplyWithError(h.ctx, req.ID, toWire(errBusy))
-		}
-		return
-	}
 	h.s.workers.do(func() {
 		defer h.s.wg.Done()
-		defer h.s.budget.Release(weight)
 		answer()
 	})
 }
