@@ -588,14 +588,26 @@ func userHome() string {
 // (${HOME%/}, ${HOME:-x}): each is taken for the home directory.
 var homeParam = regexp.MustCompile(`\$\{HOME(?:[^A-Za-z0-9_}][^}]*)?\}`)
 
-// expandAll expands the braces of every word (see expandBraces).
+// expandAll expands the braces of every word (see expandBraces), within
+// maxBraceSteps of work and maxBraceExtra words more than it was given
+// for the whole command: past that, words are taken as they are.
 func expandAll(words []string) []string {
-	var out []string
+	out := make([]string, 0, len(words))
+	budget, extra := maxBraceSteps, 0
 	for _, w := range words {
-		out = append(out, expandBraces(w)...)
+		if len(w) > maxBraceWord || extra >= maxBraceExtra || strings.IndexByte(w, '{') < 0 {
+			out = append(out, w)
+			continue
+		}
+		x := expandBracesN(w, &budget)
+		extra += len(x) - 1
+		out = append(out, x...)
 	}
 	return out
 }
+
+// maxBraceExtra bounds the words brace expansion adds to one command.
+const maxBraceExtra = 1024
 
 // homeRe matches the spellings of a home directory at the start of a word:
 // $HOME (${HOME} is rewritten to it first), ~ and ~user.
@@ -643,7 +655,8 @@ func deniedPath(command, workspace, home string, extra []string) string {
 			entries = append(entries, entryPaths(e, home)...)
 		}
 	}
-	for _, word := range expandAll(shellWords(text)) {
+	words := append(flatWords(text), expandAll(shellWords(text))...)
+	for _, word := range words {
 		p := word
 		if loc := homeRe.FindStringIndex(p); loc != nil && (len(p) == loc[1] || p[loc[1]] == '/') {
 			if home == "" {
@@ -732,6 +745,58 @@ func namesEntry(pc, ec []string) bool {
 // added after; ${...} is kept whole.
 func shellWords(s string) []string {
 	return appendShellWords(nil, s, 0)
+}
+
+// flatWords splits a command into words the simple way: quotes and
+// backslashes group and are removed, and whitespace and the operators
+// ; & | ( ) < > as well as = , and ` separate (so --key=~/.ssh/id yields
+// ~/.ssh/id). deniedPath reads a command both this way and with
+// shellWords: the latter's reading of substitutions and braces can be
+// thrown off by quotes inside them, and no spelling this one catches may
+// get through.
+func flatWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	flush := func() {
+		if inWord {
+			words = append(words, w.String())
+			w.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		case ch == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case ch == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			inWord = true
+		case strings.IndexByte(" \t\n\r;&|()<>=,`", ch) >= 0:
+			flush()
+		default:
+			w.WriteByte(ch)
+			inWord = true
+		}
+	}
+	flush()
+	return words
 }
 
 // maxSubstDepth bounds the nesting of command substitutions read.
@@ -903,26 +968,19 @@ func hexVal(c byte) int {
 // maxBraceWords bounds expandBraces: a{1,2}{1,2}... doubles each time.
 const maxBraceWords = 256
 
-// expandBraces expands the shell's brace alternatives ({a,b}, {,x}) and
-// sequences ({a..c}, {1..3}) in a word, as bash does before it reads
-// paths; a word without them is itself. At most maxBraceWords words.
-func expandBraces(w string) []string {
-	if len(w) > maxBraceWord {
-		return []string{w}
-	}
-	budget := maxBraceSteps
-	return expandBracesN(w, &budget)
-}
-
-// maxBraceSteps bounds the work of expanding one word: each brace group
-// expands the rest of the word again, once per alternative. Past it, the
-// rest of the word is read literally.
+// maxBraceSteps bounds the work of expanding the words of one command:
+// each brace group expands the rest of its word again, once per
+// alternative. Past it, the rest is read literally.
 const maxBraceSteps = 1024
 
 // maxBraceWord is the longest word whose braces are expanded: twice the
 // longest path, a bound on the work like maxBraceSteps.
 const maxBraceWord = 8 << 10
 
+// expandBracesN expands the shell's brace alternatives ({a,b}, {,x}) and
+// sequences ({a..c}, {1..3}) in a word, as bash does before it reads
+// paths; a word without them is itself. At most maxBraceWords words, and
+// each call spends one of budget's steps.
 func expandBracesN(w string, budget *int) []string {
 	if *budget <= 0 {
 		return []string{w}

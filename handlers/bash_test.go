@@ -189,7 +189,7 @@ func TestDeniedPathShellSpellings(t *testing.T) {
 		"cat ${HOME%/}/.ssh/id_rsa":      "$HOME/.ssh/id_rsa",
 		"cat ${HOME:-/x}/.ssh/id_rsa":    "$HOME/.ssh/id_rsa",
 		"cat ~/.ssh$(:)/id_rsa":          "~/.ssh/id_rsa",
-		"cat ~/.ssh`true`/id_rsa":        "~/.ssh/id_rsa",
+		"cat ~/.ssh`true`/id_rsa":        "~/.ssh", // the flat split sees it first
 		"echo $(cat ~/.aws/credentials)": "~/.aws/credentials",
 		// allowed
 		"echo {a,b} ${x:-y}":                "",
@@ -225,7 +225,35 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		strings.Repeat("{a,b}", maxCommandBytes/5),
 		strings.Repeat("$(", maxCommandBytes/2),
 		strings.Repeat("{", maxCommandBytes),
+		strings.Repeat("~/{a..z}{a..z} ", maxCommandBytes/15),
+		strings.Repeat("~/{1..300}{1..300} ", maxCommandBytes/19),
 	} {
 		deniedPath(cmd, "/w", "/home/me", nil) // a hang fails the test run's timeout
+	}
+}
+
+// TestDeniedPathQuotesInsideSubstitutions: quotes inside $(...) or ${...}
+// threw the shell-like splitter off (it ended the substitution early, or
+// never), and the rest of the command went unread; substitutions nested
+// deeper than it reads were dropped. The flat split is always read too.
+func TestDeniedPathQuotesInsideSubstitutions(t *testing.T) {
+	deep := "cat ~/.ssh/id_rsa"
+	for range maxSubstDepth + 1 {
+		deep = "echo $(" + deep + ")"
+	}
+	for _, cmd := range []string{
+		`echo $(echo ")"); cat ~/.ssh/id_rsa`,
+		`echo $(echo ')'); cat ~/.ssh/id_rsa`,
+		`echo ${x:-"}"}; cat ~/.ssh/id_rsa`,
+		`echo ${x:-'}'}; cat ~/.netrc`,
+		`echo $(echo "("); cat ~/.netrc`,
+		`echo $(echo '('); cat /etc/shadow`,
+		deep,
+		"echo `echo \\`` ; cat ~/.netrc",
+		"echo $(cat <<'E'\n)\nE\n); cat ~/.netrc",
+	} {
+		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
+			t.Errorf("deniedPath(%q) allowed it", cmd)
+		}
 	}
 }
