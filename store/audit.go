@@ -58,6 +58,22 @@ func (s *Store) InsertAudit(ctx context.Context, r AuditRow, recordCall bool) er
 	})
 }
 
+// MaxAuditRows is the most rows one QueryAudit returns.
+const MaxAuditRows = 10000
+
+// auditLimit is the rows a query with limit n returns at most: no limit
+// means 100; more than MaxAuditRows means MaxAuditRows, not the default (a
+// client asking for 20000 rows got 100).
+func auditLimit(n int) int {
+	switch {
+	case n <= 0:
+		return 100
+	case n > MaxAuditRows:
+		return MaxAuditRows
+	}
+	return n
+}
+
 // AuditFilter narrows QueryAudit.
 type AuditFilter struct {
 	SessionID, ToolCallID string
@@ -66,9 +82,7 @@ type AuditFilter struct {
 
 // QueryAudit returns rows newest first.
 func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error) {
-	if f.Limit <= 0 || f.Limit > 10000 {
-		f.Limit = 100
-	}
+	f.Limit = auditLimit(f.Limit)
 	q, args := auditQuery(f)
 	out := []AuditRow{}
 	err := s.read(ctx, func(conn *sqlite.Conn) error {

@@ -193,3 +193,11 @@ func openTestStore(t *testing.T) *Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+func TestAuditLimit(t *testing.T) {
+	for n, want := range map[int]int{-1: 100, 0: 100, 1: 1, 500: 500, MaxAuditRows: MaxAuditRows, MaxAuditRows + 1: MaxAuditRows, 1 << 40: MaxAuditRows} {
+		if got := auditLimit(n); got != want {
+			t.Errorf("auditLimit(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
