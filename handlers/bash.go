@@ -586,7 +586,7 @@ func userHome() string {
 
 // homeParam matches ${HOME} and its expansions with operators
 // (${HOME%/}, ${HOME:-x}): each is taken for the home directory.
-var homeParam = regexp.MustCompile(`\$\{HOME(?:[^A-Za-z0-9_}][^}]*)?\}`)
+var homeParam = regexp.MustCompile(`\$\{HOME(?:[^A-Za-z0-9_}"'\\][^}"'\\]*)?\}`)
 
 // expandAll expands the braces of every word (see expandBraces), within
 // maxBraceSteps of work and maxBraceExtra words more than it was given
@@ -595,13 +595,21 @@ func expandAll(words []string) []string {
 	out := make([]string, 0, len(words))
 	budget, extra := maxBraceSteps, 0
 	for _, w := range words {
-		if len(w) > maxBraceWord || extra >= maxBraceExtra || strings.IndexByte(w, '{') < 0 {
+		if strings.IndexByte(w, '{') < 0 {
 			out = append(out, w)
+			continue
+		}
+		if len(w) > maxBraceWord || extra >= maxBraceExtra || budget <= 0 {
+			out = append(append(out, w), starBraces(w)...)
 			continue
 		}
 		x := expandBracesN(w, &budget)
 		extra += len(x) - 1
 		out = append(out, x...)
+		if budget <= 0 {
+			// It may have run out inside this word.
+			out = append(out, starBraces(w)...)
+		}
 	}
 	return out
 }
@@ -655,7 +663,11 @@ func deniedPath(command, workspace, home string, extra []string) string {
 			entries = append(entries, entryPaths(e, home)...)
 		}
 	}
-	words := append(flatWords(text), expandAll(shellWords(text))...)
+	// The flat reading sees the command as it did before shellWords
+	// existed (only ${HOME} rewritten), so that nothing it caught gets
+	// through: a rewrite of ${HOME...} that met a quote could swallow
+	// the rest of the command.
+	words := append(flatWords(strings.ReplaceAll(command, "${HOME}", "$HOME")), expandAll(shellWords(text))...)
 	for _, word := range words {
 		p := word
 		if loc := homeRe.FindStringIndex(p); loc != nil && (len(p) == loc[1] || p[loc[1]] == '/') {
@@ -1001,22 +1013,7 @@ func expandBracesN(w string, budget *int) []string {
 		return []string{w}
 	}
 	body, pre, post := w[open+1:end-1], w[:open], w[end:]
-	var alts []string
-	depth, last := 0, 0
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				alts = append(alts, body[last:i])
-				last = i + 1
-			}
-		}
-	}
-	alts = append(alts, body[last:])
+	alts := braceAlts(body)
 	if len(alts) == 1 {
 		alts = braceSeq(body)
 		if alts == nil {
@@ -1042,6 +1039,86 @@ func expandBracesN(w string, budget *int) []string {
 	}
 	return out
 }
+
+// braceAlts splits a brace group's body at its top-level commas.
+func braceAlts(body string) []string {
+	var alts []string
+	depth, last := 0, 0
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				alts = append(alts, body[last:i])
+				last = i + 1
+			}
+		}
+	}
+	return append(alts, body[last:])
+}
+
+// starBraces stands in for the expansion of a word that expandAll had no
+// budget (or length) left to expand: every brace group becomes the glob
+// "*", which namesEntry matches against any one component, and a group
+// that holds a "/" is also tried once per alternative (at most
+// maxStarWords words), the other groups starred. /e{tc,x}/shadow is then
+// seen as /e*/shadow, and /{etc/shadow,x} as /etc/shadow: a budget spent
+// on padding does not let the next word through.
+func starBraces(w string) []string {
+	type group struct {
+		start, end int
+		alts       []string
+	}
+	var gs []group
+	for i := 0; i < len(w); i++ {
+		if w[i] != '{' || (i > 0 && w[i-1] == '$') {
+			continue
+		}
+		end := matching(w, i)
+		if end > len(w) || w[end-1] != '}' {
+			break
+		}
+		gs = append(gs, group{i, end, braceAlts(w[i+1 : end-1])})
+		i = end - 1
+	}
+	if len(gs) == 0 {
+		return nil
+	}
+	build := func(pick int, alt string) string {
+		var b strings.Builder
+		last := 0
+		for gi, g := range gs {
+			b.WriteString(w[last:g.start])
+			if gi == pick {
+				b.WriteString(alt)
+			} else {
+				b.WriteByte('*')
+			}
+			last = g.end
+		}
+		b.WriteString(w[last:])
+		return b.String()
+	}
+	out := []string{build(-1, "")}
+	for gi, g := range gs {
+		if !strings.Contains(w[g.start:g.end], "/") {
+			continue
+		}
+		for _, a := range g.alts {
+			if len(out) > maxStarWords {
+				return out
+			}
+			out = append(out, build(gi, a))
+		}
+	}
+	return out
+}
+
+// maxStarWords bounds the words starBraces makes of one word.
+const maxStarWords = 64
 
 // braceSeq expands a brace sequence body ("a..e", "1..3"), nil if it is
 // not one.

@@ -227,6 +227,8 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		strings.Repeat("{", maxCommandBytes),
 		strings.Repeat("~/{a..z}{a..z} ", maxCommandBytes/15),
 		strings.Repeat("~/{1..300}{1..300} ", maxCommandBytes/19),
+		strings.Repeat("/{a/b,c/d,e/f,g/h}{i/j,k/l} ", maxCommandBytes/28),
+		"/{" + strings.Repeat("a/,", maxCommandBytes/3-2) + "b}",
 	} {
 		deniedPath(cmd, "/w", "/home/me", nil) // a hang fails the test run's timeout
 	}
@@ -254,6 +256,29 @@ func TestDeniedPathQuotesInsideSubstitutions(t *testing.T) {
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)
+		}
+	}
+}
+
+// TestDeniedPathAfterTheBudget: padding that spends the brace budget used
+// to let the next word through unexpanded (and so unmatched); a rewrite of
+// ${HOME...} that met a quote swallowed the rest of the command. Found by
+// the review of the denylist's new reading.
+func TestDeniedPathAfterTheBudget(t *testing.T) {
+	pad := strings.Repeat("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b} ", 10)
+	long := "cat /{etc/shadow," + strings.Repeat("x", 9000) + "}" // a word too long to expand
+	for _, cmd := range []string{
+		"true {1..300} {1..300} {1..300} {1..300} {1..300} ; wc -c /e{tc,x}/shadow",
+		pad + "; cat /etc/{shadow,x}",
+		pad + "; cat ~/.ss{h,x}/id_rsa",
+		pad + "; cat /{etc/shadow,x}",
+		long,
+		`echo ${HOME:+"}"}; wc -c /etc/shadow; echo "x"`,
+		`echo ${HOME:+'}'}; wc -c /etc/shadow; echo 'x'`,
+		`echo ${HOME#"}"}; cat ~/.ssh/id_rsa #"`,
+	} {
+		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
+			t.Errorf("deniedPath(%.80q) allowed it", cmd)
 		}
 	}
 }

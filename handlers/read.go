@@ -96,7 +96,7 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 				counted = false
 				break
 			}
-			rest, err := countLines(br)
+			rest, err := countLines(ctx, br)
 			if err != nil {
 				return c.setPath(failResult(CodeToolFailed, "reading %s: %v", c.target.Display, sandbox.ReadErr(err)))
 			}
@@ -205,11 +205,14 @@ func readLine(br *bufio.Reader, max int) ([]byte, int, error) {
 }
 
 // countLines counts the lines left in br (a last line without '\n' counts).
-func countLines(br *bufio.Reader) (int, error) {
+func countLines(ctx context.Context, br *bufio.Reader) (int, error) {
 	n := 0
 	buf := make([]byte, 64<<10)
 	last := byte('\n')
 	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		k, err := br.Read(buf)
 		if k > 0 {
 			n += bytes.Count(buf[:k], []byte{'\n'})

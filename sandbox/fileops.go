@@ -141,20 +141,27 @@ func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 	// gets one before each read, or Go would park the read on the poller
 	// until an event that may never come.
 	pollable := f.SetReadDeadline(time.Time{}) == nil
-	return &File{f: f, pollable: pollable}, ofi, nil
+	return &File{f: f, pollable: pollable, opened: time.Now()}, ofi, nil
 }
 
 // File is a regular file opened by OpenRegular for reading.
 type File struct {
 	f        *os.File
 	pollable bool
+	opened   time.Time
 }
 
-// Read reads like os.File.Read; a pollable file's read that finds no data
-// for eventFileReadMax fails (see ReadErr).
+// Read reads like os.File.Read. A pollable file's read fails (see ReadErr)
+// when it finds no data for eventFileReadMax, or once eventFileTotalMax
+// has passed since the open: a source that keeps trickling data would
+// otherwise be read for ever, and a blocked read cannot be cancelled.
 func (f *File) Read(p []byte) (int, error) {
 	if f.pollable {
-		f.f.SetReadDeadline(time.Now().Add(eventFileReadMax))
+		d := time.Now().Add(eventFileReadMax)
+		if end := f.opened.Add(eventFileTotalMax); end.Before(d) {
+			d = end
+		}
+		f.f.SetReadDeadline(d)
 	}
 	return f.f.Read(p)
 }
@@ -170,6 +177,9 @@ var ErrWouldBlock = errors.New("its reads wait for events (it is not a file of s
 // eventFileReadMax bounds each read of a file that can be polled (see
 // OpenRegular): /proc files of that kind answer at once when they have data.
 const eventFileReadMax = 2 * time.Second
+
+// eventFileTotalMax bounds all the reads of a pollable file.
+const eventFileTotalMax = 10 * time.Second
 
 // ReadErr names a read error of a file from OpenRegular: EAGAIN becomes
 // ErrWouldBlock.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -487,5 +488,53 @@ func TestPollableFileReadsLate(t *testing.T) {
 	time.Sleep(eventFileReadMax + 100*time.Millisecond)
 	if _, err := f.Read(buf); err != nil {
 		t.Fatalf("a later read: %v", err)
+	}
+}
+
+// TestTricklingEventFileEnds: renewed before each read, the deadline let a
+// source that keeps producing data (/proc/kmsg with a writer) be read for
+// ever, cancel and stdin EOF notwithstanding; all reads are now bounded.
+func TestTricklingEventFileEnds(t *testing.T) {
+	if _, err := os.Stat("/dev/kmsg"); err != nil {
+		t.Skip("no /dev/kmsg")
+	}
+	w, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("cannot write /dev/kmsg (root): %v", err)
+	}
+	defer w.Close()
+	res, err := Roots{Workspace: t.TempDir()}.Resolve("/proc/kmsg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := OpenRegular(res)
+	if err != nil {
+		t.Skipf("cannot read /proc/kmsg: %v", err)
+	}
+	defer f.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(300 * time.Millisecond):
+				w.Write([]byte("hostcore test: trickle\n"))
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, f)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(ReadErr(err), ErrWouldBlock) {
+			t.Fatalf("err = %v, want ErrWouldBlock", err)
+		}
+	case <-time.After(eventFileTotalMax + 5*time.Second):
+		t.Fatal("a trickling /proc/kmsg was still being read")
 	}
 }
