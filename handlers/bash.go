@@ -881,6 +881,23 @@ func appendShellWords(words []string, s string, depth int) []string {
 						continue
 					}
 				}
+				// Substitutions run inside double quotes too: their
+				// commands are read like the others.
+				if s[i] == '$' && i+1 < len(s) && s[i+1] == '(' {
+					end := matching(s, i+1)
+					inner = append(inner, s[i+2:max(i+2, end-1)])
+					i = end - 1
+					continue
+				}
+				if s[i] == '`' {
+					j := strings.IndexByte(s[i+1:], '`')
+					if j < 0 {
+						j = len(s) - i - 1
+					}
+					inner = append(inner, s[i+1:i+1+j])
+					i += j
+					continue
+				}
 				w.WriteByte(s[i])
 			}
 			inWord = true
@@ -1126,6 +1143,11 @@ func braceSeq(body string) []string {
 	from, to, ok := strings.Cut(body, "..")
 	if !ok {
 		return nil
+	}
+	// {a..z..2}: the step is dropped, every value in the range is tried
+	// (more than the shell makes, never fewer).
+	if t, _, stepped := strings.Cut(to, ".."); stepped {
+		to = t
 	}
 	if len(from) == 1 && len(to) == 1 && !isDigit(from[0]) {
 		a, b := from[0], to[0]

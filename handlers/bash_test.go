@@ -276,6 +276,9 @@ func TestDeniedPathAfterTheBudget(t *testing.T) {
 		`echo ${HOME:+"}"}; wc -c /etc/shadow; echo "x"`,
 		`echo ${HOME:+'}'}; wc -c /etc/shadow; echo 'x'`,
 		`echo ${HOME#"}"}; cat ~/.ssh/id_rsa #"`,
+		`echo "$(cat /etc/shadow)"`,
+		"echo \"`cat ~/.ssh/id_rsa`\"",
+		"cat /e{t..t..1}c/shadow",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%.80q) allowed it", cmd)

@@ -519,7 +519,7 @@ func TestTricklingEventFileEnds(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(300 * time.Millisecond):
+			case <-time.After(700 * time.Millisecond): // under printk_devkmsg=ratelimit (10 per 5 s)
 				w.Write([]byte("hostcore test: trickle\n"))
 			}
 		}
