@@ -244,7 +244,10 @@ func TestEscapedDescendantsDieOnExit(t *testing.T) {
 			if res.Stdout.Head != "done\n" || res.ExitCode != 0 || res.TimedOut {
 				t.Errorf("got stdout %q exit %d", res.Stdout.Head, res.ExitCode)
 			}
-			if res.Duration > time.Second {
+			// At once means well before the command's own end; the bound
+			// is loose because CI runs every package under -race on two
+			// cores at the same time (1.1-2.1 s seen there once).
+			if res.Duration > 4*time.Second {
 				t.Errorf("took %v; leftovers should be killed at once", res.Duration)
 			}
 		})
