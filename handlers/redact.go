@@ -170,7 +170,7 @@ const previewSlack = 64 << 10
 // (the preview shows at most that many): a megabyte of Write content is
 // not run through every pattern for a preview of a few hundred bytes.
 func redactJSON(s string, keep int) string {
-	if tooManyValues([]byte(s)) {
+	if tooManyValues(s) {
 		return Redact(s[:min(len(s), keep)])
 	}
 	v, err := decodeAny(json.RawMessage(s))

@@ -231,9 +231,10 @@ const maxArgValues = 100_000
 // tooManyValues says whether valid JSON text holds more than maxArgValues
 // values, counting the commas and brackets outside strings without
 // decoding anything.
-func tooManyValues(raw []byte) bool {
+func tooManyValues[T ~string | ~[]byte](raw T) bool {
 	n, inString, escaped := 0, false, false
-	for _, b := range raw {
+	for i := range len(raw) {
+		b := raw[i]
 		switch {
 		case escaped:
 			escaped = false
