@@ -85,8 +85,11 @@ func bashPrecheck(ctx context.Context, c *call) *ToolResult {
 	if err != nil {
 		return failResult(CodeToolFailed, "reading the Bash denylist: %v", err)
 	}
-	if hit := deniedPath(a.Command, c.sess.WorkspaceRoot, userHome(), list); hit != "" {
-		return policyDenied("the command touches %s, a sensitive path outside the workspace; hostcore's policy denies it in every permission mode", escapeText(hit))
+	switch d := checkDenylist(a.Command, c.sess.WorkspaceRoot, userHome(), list); {
+	case d.tooComplex:
+		return policyDenied("the brace expansion of %s is too large for hostcore's denylist check to read, and the check fails closed: spell the paths out", bound(escapeText(d.word), 200))
+	case d.word != "":
+		return policyDenied("the command touches %s, a sensitive path outside the workspace; hostcore's policy denies it in every permission mode", escapeText(d.word))
 	}
 	if _, r := c.checkShell(ctx); r != nil {
 		return r
@@ -588,38 +591,10 @@ func userHome() string {
 // (${HOME%/}, ${HOME:-x}): each is taken for the home directory.
 var homeParam = regexp.MustCompile(`\$\{HOME(?:[^A-Za-z0-9_}"'\\][^}"'\\]*)?\}`)
 
-// expandAll expands the braces of every word (see expandBraces), within
-// maxBraceSteps of work and maxBraceExtra words more than it was given
-// for the whole command: past that, words are taken as they are.
-func expandAll(words []string) []string {
-	out := make([]string, 0, len(words))
-	budget, extra := maxBraceSteps, 0
-	for _, w := range words {
-		if strings.IndexByte(w, '{') < 0 {
-			out = append(out, w)
-			continue
-		}
-		if len(w) > maxBraceWord || extra >= maxBraceExtra || budget <= 0 {
-			out = append(append(out, w), starBraces(w)...)
-			continue
-		}
-		x := expandBracesN(w, &budget)
-		extra += len(x) - 1
-		out = append(out, x...)
-		if budget <= 0 {
-			// It may have run out inside this word.
-			out = append(out, starBraces(w)...)
-		}
-	}
-	return out
-}
-
-// maxBraceExtra bounds the words brace expansion adds to one command.
-const maxBraceExtra = 1024
-
 // homeRe matches the spellings of a home directory at the start of a word:
-// $HOME (${HOME} is rewritten to it first), ~ and ~user.
-var homeRe = regexp.MustCompile(`^(?:\$HOME\b|~[A-Za-z0-9._-]*)`)
+// $HOME (${HOME} is rewritten to it first), ~ and ~user (the user name
+// may be a glob: a word read starred spells ~{root,x} ~*).
+var homeRe = regexp.MustCompile(`^(?:\$HOME\b|~[A-Za-z0-9._*?-]*)`)
 
 // otherHomes are the home directories of any user, "" standing for any
 // one component.
@@ -632,12 +607,13 @@ var otherHomes = [][]string{{"root"}, {"var", "root"}, {"home", ""}, {"Users", "
 // with ".." are resolved against the workspace (the cwd), so ../../.ssh is
 // seen too; glob words are matched component by component as the shell
 // would, so ~/.ss? is seen and ~/* is not.
-// procAlias matches /proc/<pid|self|thread-self>/root and .../cwd, which
-// spell another path through procfs (found in review:
-// /proc/self/root/home/u/.ssh/id_rsa walked past the list).
 var multiSlash = regexp.MustCompile(`/{2,}`)
 
-var procAlias = regexp.MustCompile(`^/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/(root|cwd)(/.*)?$`)
+// procAlias matches /proc/<process>/root and .../cwd, which spell another
+// path through procfs (found in review: /proc/self/root/home/u/.ssh/id_rsa
+// walked past the list). The process is any component: a pid, self,
+// thread-self, $$, a glob.
+var procAlias = regexp.MustCompile(`^/proc/[^/]+(?:/task/[^/]+)?/(root|cwd)(/.*)?$`)
 
 // unproc rewrites a procfs alias to the path it names: root is "/", and
 // cwd is the command's working directory, the workspace.
@@ -655,7 +631,21 @@ func unproc(p, workspace string) string {
 	return path.Clean("/" + m[2])
 }
 
+// deniedPath returns the word of the command that names a sensitive path
+// (or that is too complex to check), "" if none.
 func deniedPath(command, workspace, home string, extra []string) string {
+	return checkDenylist(command, workspace, home, extra).word
+}
+
+// denial is what checkDenylist found: the word that names a sensitive
+// path, or one whose braces are too complex to read within the bounds
+// (denied: the check fails closed).
+type denial struct {
+	word       string
+	tooComplex bool
+}
+
+func checkDenylist(command, workspace, home string, extra []string) denial {
 	text := homeParam.ReplaceAllString(command, "$$HOME")
 	var entries [][]string
 	for _, list := range [][]string{builtinDenylist, extra} {
@@ -667,7 +657,16 @@ func deniedPath(command, workspace, home string, extra []string) string {
 	// existed (only ${HOME} rewritten), so that nothing it caught gets
 	// through: a rewrite of ${HOME...} that met a quote could swallow
 	// the rest of the command.
-	words := append(flatWords(strings.ReplaceAll(command, "${HOME}", "$HOME")), expandAll(shellWords(text))...)
+	expanded, tooComplex := expandAll(shellWords(text))
+	words := append(flatWords(strings.ReplaceAll(command, "${HOME}", "$HOME")), expanded...)
+	if strings.Contains(command, "\\\n") {
+		// Bash joins continued lines before it reads words at all, even
+		// inside a name ($HO\<newline>ME): the command is read joined too.
+		joined := strings.ReplaceAll(command, "\\\n", "")
+		more, complex2 := expandAll(shellWords(homeParam.ReplaceAllString(joined, "$$HOME")))
+		words = append(append(words, flatWords(strings.ReplaceAll(joined, "${HOME}", "$HOME"))...), more...)
+		tooComplex = cmp.Or(tooComplex, complex2)
+	}
 	for _, word := range words {
 		p := word
 		if loc := homeRe.FindStringIndex(p); loc != nil && (len(p) == loc[1] || p[loc[1]] == '/') {
@@ -690,11 +689,14 @@ func deniedPath(command, workspace, home string, extra []string) string {
 		pc := components(p)
 		for _, ec := range entries {
 			if namesEntry(pc, ec) {
-				return word
+				return denial{word: word}
 			}
 		}
 	}
-	return ""
+	if tooComplex != "" {
+		return denial{word: tooComplex, tooComplex: true}
+	}
+	return denial{}
 }
 
 // entryPaths expands a denylist entry into the component lists it stands
@@ -747,14 +749,14 @@ func namesEntry(pc, ec []string) bool {
 	return true
 }
 
-// shellWords splits a command into words roughly as the shell does: quotes
-// and backslashes group and are removed ($'...' with its escapes decoded),
-// a backslash-newline joins lines, and whitespace and the operators
-// ; & | ( ) < > as well as = , and ` separate (so --key=~/.ssh/id yields
-// ~/.ssh/id), except that a comma inside braces stays in its word for
-// expandBraces. A command substitution, $(...) or `...`, stands for
-// nothing in its word (~/.ssh$(:)/id is ~/.ssh/id) and its own words are
-// added after; ${...} is kept whole.
+// shellWords splits a command into words roughly as the shell does:
+// whitespace and the operators ; & | ( ) < > and ` separate; quotes and
+// backslashes group, and their text is marked as quoted (see quoteInto)
+// for expandAll, which reads braces as bash does and removes the marks;
+// $'...' has its escapes decoded; a backslash-newline joins lines. A
+// command substitution, $(...) or `...`, stands for nothing in its word
+// (~/.ssh$(:)/id is ~/.ssh/id) and its own words are added after; ${...}
+// is kept whole.
 func shellWords(s string) []string {
 	return appendShellWords(nil, s, 0)
 }
@@ -817,14 +819,12 @@ const maxSubstDepth = 8
 func appendShellWords(words []string, s string, depth int) []string {
 	var w strings.Builder
 	inWord := false
-	braces := 0
 	flush := func() {
 		if inWord {
 			words = append(words, w.String())
-			w.Reset()
 			inWord = false
 		}
-		braces = 0
+		w.Reset()
 	}
 	var inner []string // command substitutions, split after the word
 	for i := 0; i < len(s); i++ {
@@ -834,7 +834,7 @@ func appendShellWords(words []string, s string, depth int) []string {
 			i++ // a line continuation: nothing
 		case ch == '\\' && i+1 < len(s):
 			i++
-			w.WriteByte(s[i])
+			quoteInto(&w, s[i:i+1])
 			inWord = true
 		case ch == '$' && i+1 < len(s) && s[i+1] == '\'':
 			j := i + 2
@@ -844,7 +844,7 @@ func appendShellWords(words []string, s string, depth int) []string {
 				}
 				j++
 			}
-			w.WriteString(ansiC(s[i+2 : min(j, len(s))]))
+			quoteInto(&w, ansiC(s[i+2:min(j, len(s))]))
 			i = j
 			inWord = true
 		case ch == '$' && i+1 < len(s) && s[i+1] == '"':
@@ -852,9 +852,14 @@ func appendShellWords(words []string, s string, depth int) []string {
 		case ch == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
 			end := matching(s, i+1)
 			if s[i+1] == '{' {
-				w.WriteString(s[i:end])
+				if op, ok := writeParam(&w, s[i:end], depth); !ok {
+					inner = append(inner, op)
+				}
 				inWord = true
 			} else {
+				// What it prints is not known: for brace expansion it
+				// is quoted text (bash passes it through unexpanded).
+				w.WriteByte(qMark)
 				inner = append(inner, s[i+2:max(i+2, end-1)])
 			}
 			i = end - 1
@@ -863,6 +868,7 @@ func appendShellWords(words []string, s string, depth int) []string {
 			if j < 0 {
 				j = len(s) - i - 1
 			}
+			w.WriteByte(qMark)
 			inner = append(inner, s[i+1:i+1+j])
 			i += j + 1
 		case ch == '\'':
@@ -870,22 +876,33 @@ func appendShellWords(words []string, s string, depth int) []string {
 			if j < 0 {
 				j = len(s) - i - 1
 			}
-			w.WriteString(s[i+1 : i+1+j])
+			quoteInto(&w, s[i+1:i+1+j])
 			i += j + 1
 			inWord = true
 		case ch == '"':
+			w.WriteByte(qMark)
 			for i++; i < len(s) && s[i] != '"'; i++ {
+				escaped := false
 				if s[i] == '\\' && i+1 < len(s) {
 					i++
 					if s[i] == '\n' {
 						continue
 					}
+					escaped = true
 				}
 				// Substitutions run inside double quotes too: their
 				// commands are read like the others.
 				if s[i] == '$' && i+1 < len(s) && s[i+1] == '(' {
 					end := matching(s, i+1)
 					inner = append(inner, s[i+2:max(i+2, end-1)])
+					i = end - 1
+					continue
+				}
+				if s[i] == '$' && i+1 < len(s) && s[i+1] == '{' {
+					end := matching(s, i+1)
+					if op, ok := writeParam(&w, s[i:end], depth); !ok {
+						inner = append(inner, op)
+					}
 					i = end - 1
 					continue
 				}
@@ -898,19 +915,14 @@ func appendShellWords(words []string, s string, depth int) []string {
 					i += j
 					continue
 				}
-				w.WriteByte(s[i])
+				if s[i] == '$' && !escaped {
+					w.WriteByte('$') // $name is expanded in double quotes too
+					continue
+				}
+				w.WriteByte(quoteByte(s[i]))
 			}
 			inWord = true
-		case ch == '{':
-			braces++
-			w.WriteByte(ch)
-			inWord = true
-		case ch == '}' && braces > 0:
-			braces--
-			w.WriteByte(ch)
-		case ch == ',' && braces > 0:
-			w.WriteByte(ch)
-		case strings.IndexByte(" \t\n\r;&|()<>=,`", ch) >= 0:
+		case strings.IndexByte(" \t\n\r;&|()<>`", ch) >= 0:
 			flush()
 		default:
 			w.WriteByte(ch)
@@ -925,6 +937,57 @@ func appendShellWords(words []string, s string, depth int) []string {
 	}
 	return words
 }
+
+// paramWord matches the parameter expansions whose operand is a word the
+// value may be: ${x:-word}, ${x-word}, ${x:=word}, ${x:+word}, ${x:?word}.
+var paramWord = regexp.MustCompile(`(?s)^\$\{(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(:?[-=+?])(.*)\}$`)
+
+// writeParam writes the reading of a parameter expansion ${...} to a
+// word. Its value is not known; it is read as what the text shows. With
+// an operand word: ${x:-word}, ${x:=word} and ${x:?word} are word (or a
+// value that is not empty, not known); ${x-word}, ${x=word}, ${x?word},
+// ${x+word} and ${x:+word} are word or empty: a brace group of the two,
+// which expandAll expands (${x-/etc}/shadow is read as /shadow and as
+// /etc/shadow). Without one it is empty (${x}/etc/shadow is
+// /etc/shadow). An operand of several words is returned with ok false,
+// for the caller to read as words of its own. ${HOME...} never gets here
+// (deniedPath rewrote it to $HOME).
+func writeParam(w *strings.Builder, text string, depth int) (operand string, ok bool) {
+	m := paramWord.FindStringSubmatch(text)
+	if m == nil {
+		w.WriteByte(qMark)
+		return "", true
+	}
+	words := appendShellWords(nil, m[2], maxSubstDepth) // its substitutions are read elsewhere
+	if len(words) != 1 || depth >= maxSubstDepth {
+		w.WriteByte(qMark)
+		return m[2], false
+	}
+	orEmpty := m[1] != ":-" && m[1] != ":=" && m[1] != ":?"
+	if orEmpty {
+		w.WriteByte('{')
+		w.WriteByte(qMark)
+		w.WriteByte(',')
+	} else {
+		w.WriteByte(qMark)
+	}
+	// The operand is not brace-expanded (bash skips ${...}).
+	for i := 0; i < len(words[0]); i++ {
+		switch c := words[0][i]; c {
+		case '{', '}', ',':
+			w.WriteByte(quoteByte(c))
+		default:
+			w.WriteByte(c)
+		}
+	}
+	if orEmpty {
+		w.WriteByte('}')
+	}
+	return "", true
+}
+
+func isNameStart(c byte) bool { return c == '_' || isAlpha(c) }
+func isNameByte(c byte) bool  { return isNameStart(c) || isDigit(c) }
 
 // matching returns the index just past the bracket that closes the one
 // at s[open] ('(' or '{'), or len(s).
@@ -992,197 +1055,6 @@ func hexVal(c byte) int {
 		return int(c-'A') + 10
 	}
 	return -1
-}
-
-// maxBraceWords bounds expandBraces: a{1,2}{1,2}... doubles each time.
-const maxBraceWords = 256
-
-// maxBraceSteps bounds the work of expanding the words of one command:
-// each brace group expands the rest of its word again, once per
-// alternative. Past it, the rest is read literally.
-const maxBraceSteps = 1024
-
-// maxBraceWord is the longest word whose braces are expanded: twice the
-// longest path, a bound on the work like maxBraceSteps.
-const maxBraceWord = 8 << 10
-
-// expandBracesN expands the shell's brace alternatives ({a,b}, {,x}) and
-// sequences ({a..c}, {1..3}) in a word, as bash does before it reads
-// paths; a word without them is itself. At most maxBraceWords words, and
-// each call spends one of budget's steps.
-func expandBracesN(w string, budget *int) []string {
-	if *budget <= 0 {
-		return []string{w}
-	}
-	*budget--
-	open := -1
-	for i := 0; i < len(w); i++ {
-		if w[i] == '{' && (i == 0 || w[i-1] != '$') {
-			open = i
-			break
-		}
-	}
-	if open < 0 {
-		return []string{w}
-	}
-	end := matching(w, open)
-	if end > len(w) || w[end-1] != '}' {
-		return []string{w}
-	}
-	body, pre, post := w[open+1:end-1], w[:open], w[end:]
-	alts := braceAlts(body)
-	if len(alts) == 1 {
-		alts = braceSeq(body)
-		if alts == nil {
-			// Not an expansion: the braces are literal. Expand what follows.
-			var out []string
-			for _, rest := range expandBracesN(post, budget) {
-				out = append(out, w[:end]+rest)
-			}
-			return out
-		}
-	}
-	var out []string
-	for _, a := range alts {
-		if len(out) == maxBraceWords {
-			return out
-		}
-		for _, x := range expandBracesN(pre+a+post, budget) {
-			if len(out) == maxBraceWords {
-				return out
-			}
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// braceAlts splits a brace group's body at its top-level commas.
-func braceAlts(body string) []string {
-	var alts []string
-	depth, last := 0, 0
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				alts = append(alts, body[last:i])
-				last = i + 1
-			}
-		}
-	}
-	return append(alts, body[last:])
-}
-
-// starBraces stands in for the expansion of a word that expandAll had no
-// budget (or length) left to expand: every brace group becomes the glob
-// "*", which namesEntry matches against any one component, and a group
-// that holds a "/" is also tried once per alternative (at most
-// maxStarWords words), the other groups starred. /e{tc,x}/shadow is then
-// seen as /e*/shadow, and /{etc/shadow,x} as /etc/shadow: a budget spent
-// on padding does not let the next word through.
-func starBraces(w string) []string {
-	type group struct {
-		start, end int
-		alts       []string
-	}
-	var gs []group
-	for i := 0; i < len(w); i++ {
-		if w[i] != '{' || (i > 0 && w[i-1] == '$') {
-			continue
-		}
-		end := matching(w, i)
-		if end > len(w) || w[end-1] != '}' {
-			break
-		}
-		gs = append(gs, group{i, end, braceAlts(w[i+1 : end-1])})
-		i = end - 1
-	}
-	if len(gs) == 0 {
-		return nil
-	}
-	build := func(pick int, alt string) string {
-		var b strings.Builder
-		last := 0
-		for gi, g := range gs {
-			b.WriteString(w[last:g.start])
-			if gi == pick {
-				b.WriteString(alt)
-			} else {
-				b.WriteByte('*')
-			}
-			last = g.end
-		}
-		b.WriteString(w[last:])
-		return b.String()
-	}
-	out := []string{build(-1, "")}
-	for gi, g := range gs {
-		if !strings.Contains(w[g.start:g.end], "/") {
-			continue
-		}
-		for _, a := range g.alts {
-			if len(out) > maxStarWords {
-				return out
-			}
-			out = append(out, build(gi, a))
-		}
-	}
-	return out
-}
-
-// maxStarWords bounds the words starBraces makes of one word.
-const maxStarWords = 64
-
-// braceSeq expands a brace sequence body ("a..e", "1..3"), nil if it is
-// not one.
-func braceSeq(body string) []string {
-	from, to, ok := strings.Cut(body, "..")
-	if !ok {
-		return nil
-	}
-	// {a..z..2}: the step is dropped, every value in the range is tried
-	// (more than the shell makes, never fewer).
-	if t, _, stepped := strings.Cut(to, ".."); stepped {
-		to = t
-	}
-	if len(from) == 1 && len(to) == 1 && !isDigit(from[0]) {
-		a, b := from[0], to[0]
-		var out []string
-		for c := a; len(out) < maxBraceWords; {
-			out = append(out, string(c))
-			if c == b {
-				break
-			}
-			if a < b {
-				c++
-			} else {
-				c--
-			}
-		}
-		return out
-	}
-	a, err1 := strconv.Atoi(from)
-	b, err2 := strconv.Atoi(to)
-	if err1 != nil || err2 != nil {
-		return nil
-	}
-	var out []string
-	for n := a; len(out) < maxBraceWords; {
-		out = append(out, strconv.Itoa(n))
-		if n == b {
-			break
-		}
-		if a < b {
-			n++
-		} else {
-			n--
-		}
-	}
-	return out
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -191,14 +192,59 @@ func TestDeniedPathShellSpellings(t *testing.T) {
 		"cat ~/.ssh$(:)/id_rsa":          "~/.ssh/id_rsa",
 		"cat ~/.ssh`true`/id_rsa":        "~/.ssh", // the flat split sees it first
 		"echo $(cat ~/.aws/credentials)": "~/.aws/credentials",
+		// braces as bash reads them (found by TestDeniedPathAgainstBash)
+		`cat /e{tc,x"}"}/shadow`:          "/etc/shadow",
+		`cat /e{tc,x\}}/shadow`:           "/etc/shadow",
+		`cat {x}y,/etc/shadow}`:           "/etc/shadow",
+		`cat x{/etc/{shadow,y}`:           "", // bash: x{/etc/shadow, relative
+		`cat {'}',/etc/shadow}`:           "/etc/shadow",
+		`cat ${u:-/etc}/shadow`:           "/etc/shadow",
+		`cat "${u-/etc/shadow}"`:          "/etc/shadow",
+		`cat $u/etc/shadow`:               "/etc/shadow",
+		`cat {$HO,x}ME/.ssh/id_rsa`:       "$HOME/.ssh/id_rsa",
+		"cat $HO\\\nME/.ssh/id_rsa":       "$HOME/.ssh/id_rsa",
+		`cat /proc/$$/root/etc/shadow`:    "/proc/$$/root/etc/shadow",
+		`cat /proc/$PPID/root/etc/shadow`: "/proc/$PPID/root/etc/shadow",
 		// allowed
-		"echo {a,b} ${x:-y}":                "",
-		"git log --format='%H {%s}'":        "",
-		"ls ~/{src,docs}":                   "",
-		"for i in {1..3}; do echo $i; done": "",
+		`echo '$u/etc/shadow'x`:                                                                    "",
+		"mkdir -p src/{a,b}/{c,d} && mv f.{txt,bak}":                                               "",
+		"for i in {1..100000}; do :; done":                                                         "",
+		"printf '%s\\n' {a..z}{a..z}{a..z}":                                                        "",
+		`find . -name '*.go' -exec grep -l x {} \;`:                                                "",
+		`awk '{print $1}' f; jq '.a | {b: .c}' g`:                                                  "",
+		`ls $PREFIX/etc/sudoers.d "$TMPDIR/x"`:                                                     "",
+		`docker tag x "r/${A:-1}.${B:-2}.${C:-3}.${D:-4}.${E:-5}.${F:-6}.${G:-7}.${H:-8}.${I:-9}"`: "",
+		"echo {a,b} ${x:-y}":                                                                       "",
+		"git log --format='%H {%s}'":                                                               "",
+		"ls ~/{src,docs}":                                                                          "",
+		"for i in {1..3}; do echo $i; done":                                                        "",
 	} {
 		if got := deniedPath(cmd, ws, home, nil); got != want {
 			t.Errorf("deniedPath(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// TestDeniedPathTooComplex: once the expansion budget is spent, a word
+// whose starred reading would need more than maxStarWords patterns is
+// denied as too complex (the check fails closed); plain groups and
+// sequences are read as "*" and never are.
+func TestDeniedPathTooComplex(t *testing.T) {
+	pad := strings.Repeat(strings.Repeat("{a,b}", 8)+" ", 5)
+	var alts []string
+	for i := range maxStarWords + 1 {
+		alts = append(alts, fmt.Sprintf(".x%d", i))
+	}
+	d := checkDenylist("echo "+pad+"/{"+strings.Join(alts, ",")+"}/y", "/w", "/home/me", nil)
+	if !d.tooComplex || !strings.HasPrefix(d.word, "/{.x0,") {
+		t.Errorf("too complex: got %+v", d)
+	}
+	for _, cmd := range []string{
+		"echo " + pad + " /{" + strings.Join(alts[:10], ",") + "}/y {a..z}{1..9}{x,y,z}",
+		"echo " + pad + strings.Repeat(" {1..500}{a,b,c}", 20),
+	} {
+		if d := checkDenylist(cmd, "/w", "/home/me", nil); d.word != "" {
+			t.Errorf("%.60q...: got %+v", cmd, d)
 		}
 	}
 }
@@ -229,6 +275,12 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		strings.Repeat("~/{1..300}{1..300} ", maxCommandBytes/19),
 		strings.Repeat("/{a/b,c/d,e/f,g/h}{i/j,k/l} ", maxCommandBytes/28),
 		"/{" + strings.Repeat("a/,", maxCommandBytes/3-2) + "b}",
+		strings.Repeat("${x-a}", maxCommandBytes/6),
+		strings.Repeat("a\\\n", maxCommandBytes/3),
+		strings.Repeat("$a", maxCommandBytes/2),
+		strings.Repeat("{,", maxCommandBytes/2),
+		strings.Repeat("{x,{", maxCommandBytes/4),
+		strings.Repeat(`"${x:-{a,b}}"`, maxCommandBytes/13),
 	} {
 		deniedPath(cmd, "/w", "/home/me", nil) // a hang fails the test run's timeout
 	}
@@ -279,6 +331,12 @@ func TestDeniedPathAfterTheBudget(t *testing.T) {
 		`echo "$(cat /etc/shadow)"`,
 		"echo \"`cat ~/.ssh/id_rsa`\"",
 		"cat /e{t..t..1}c/shadow",
+		// read starred: a group that goes on a variable's name is not
+		// a "*" (found by TestDeniedPathAgainstBash)
+		pad + "; cat $HO{ME,x}/.aws/credentials",
+		pad + "; cat $H{O{ME,x},y}/.aws/credentials",
+		pad + "; cat {$HO,x}{ME,y}/.aws/credentials",
+		pad + "; cat ~r{oo,x}t/.ssh/id_rsa {~,x}/.ssh/id_rsa",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%.80q) allowed it", cmd)

@@ -1,0 +1,506 @@
+package handlers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The denylist reads brace expansion the way bash does (braces.c in bash's
+// source: brace_expand, brace_gobbler, expand_seqterm), on words whose
+// quoted characters shellWords has marked: bash expands braces before it
+// removes quotes, and a quoted or escaped brace, comma or dot is not
+// special. The marks are bytes that valid UTF-8 never holds (a command
+// reaches hostcore as JSON, which the protocol layer requires to be valid
+// UTF-8); unquote turns them back into what they stand for.
+const (
+	qDollar = '\xf7' // a quoted '$'
+	qMark   = '\xfc' // where a quoted or escaped part, or a substitution, began: bash sees a quote character there
+	qOpen   = '\xf8' // a quoted '{'
+	qClose  = '\xf9' // a quoted '}'
+	qComma  = '\xfa' // a quoted ','
+	qDot    = '\xfb' // a quoted '.'
+)
+
+// quoteInto writes s to w as quoted text: braces, commas and dots marked.
+// A byte ansiC decoded into one of the marks is read as the mark (it names
+// no sensitive path either way).
+func quoteInto(w *strings.Builder, s string) {
+	w.WriteByte(qMark)
+	for i := 0; i < len(s); i++ {
+		w.WriteByte(quoteByte(s[i]))
+	}
+}
+
+func quoteByte(c byte) byte {
+	switch c {
+	case '{':
+		return qOpen
+	case '}':
+		return qClose
+	case ',':
+		return qComma
+	case '.':
+		return qDot
+	case '$':
+		return qDollar
+	}
+	return c
+}
+
+// unquote turns the marks of a word back into the characters they stand
+// for.
+func unquote(w string) string {
+	if !hasMark(w) {
+		return w
+	}
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; c {
+		case qMark:
+		case qOpen:
+			b.WriteByte('{')
+		case qClose:
+			b.WriteByte('}')
+		case qComma:
+			b.WriteByte(',')
+		case qDot:
+			b.WriteByte('.')
+		case qDollar:
+			b.WriteByte('$')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func hasMark(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= qDollar && w[i] <= qMark {
+			return true
+		}
+	}
+	return false
+}
+
+// Bounds on the brace reading of one command. Past them a word is read
+// starred (see star), and a word that cannot be read even that way is
+// denied as too complex to check: this is a security check, it fails
+// closed.
+const (
+	// maxBraceSteps bounds the expansions (one per group met) of one
+	// command: a{1,2}{1,2}... doubles the work each time.
+	maxBraceSteps = 1024
+	// maxBraceScan bounds the bytes the search for groups reads for one
+	// command (the search from each '{' may read to the end of its word).
+	maxBraceScan = 1 << 20
+	// maxBraceWords bounds the words one word expands to.
+	maxBraceWords = 256
+	// maxBraceExtra bounds the words brace expansion adds to one command.
+	maxBraceExtra = 1024
+	// maxBraceWord is the longest word whose braces are expanded: twice
+	// the longest path.
+	maxBraceWord = 8 << 10
+	// maxStarWords bounds the patterns star makes of one word.
+	maxStarWords = 64
+)
+
+// braceWork is the budget of one command's brace reading.
+type braceWork struct {
+	steps, scan int
+	cut         bool // a bound was reached: words may be missing
+}
+
+// expandAll expands the braces of every word as bash would, and splits
+// each result at '=' and unquoted ',' as well (--key=~/.ssh/id,
+// --files=a,/etc/shadow), returning the words unquoted. A word whose
+// expansion the bounds cut short is also read starred; tooComplex is the
+// first word that could not be read even so, "" if none.
+func expandAll(words []string) (out []string, tooComplex string) {
+	e := braceWork{steps: maxBraceSteps, scan: maxBraceScan}
+	extra := 0
+	for _, w := range words {
+		x := []string{w}
+		if strings.IndexByte(w, '{') >= 0 {
+			e.cut = false
+			if len(w) <= maxBraceWord && extra < maxBraceExtra {
+				x = e.expand(w)
+				extra += len(x) - 1
+			} else {
+				e.cut = true
+			}
+			if e.cut {
+				s := braceWork{steps: maxBraceSteps, scan: maxBraceScan}
+				stars, ok := s.star(w, false)
+				if !ok {
+					return out, unquote(w)
+				}
+				x = append(x, stars...)
+			}
+		}
+		for _, y := range x {
+			out = appendPieces(out, dropVars(y))
+		}
+	}
+	return out, ""
+}
+
+// dropVars reads the variables of an expanded word ($name; bash expands
+// them after braces, so {$HO,x}ME is $HOME): $HOME and the process ids
+// ($BASHPID, $PPID: /proc/$PPID/root is an alias of /) stay as they are,
+// any other variable is read as empty, its value not being known
+// ($x/etc/shadow is read as /etc/shadow). Quoted dollars are marks, and
+// stay.
+func dropVars(w string) string {
+	if strings.IndexByte(w, '$') < 0 {
+		return w
+	}
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		if w[i] != '$' || i+1 == len(w) || !isNameStart(w[i+1]) {
+			b.WriteByte(w[i])
+			continue
+		}
+		j := i + 2
+		for j < len(w) && isNameByte(w[j]) {
+			j++
+		}
+		switch w[i+1 : j] {
+		case "HOME", "BASHPID", "PPID":
+			b.WriteString(w[i:j])
+		}
+		i = j - 1
+	}
+	return b.String()
+}
+
+// appendPieces appends w unquoted and, when it holds '=' or an unquoted
+// ',', each piece between them.
+func appendPieces(out []string, w string) []string {
+	out = append(out, unquote(w))
+	if strings.IndexAny(w, "=,") < 0 {
+		return out
+	}
+	for _, p := range strings.FieldsFunc(w, func(r rune) bool { return r == '=' || r == ',' }) {
+		out = append(out, unquote(p))
+	}
+	return out
+}
+
+// expand is bash's brace_expand: the first group that is one (an
+// unquoted '{' with a matching '}' and a comma or ".." between) splits
+// the word into preamble, alternatives and postamble; the alternatives
+// and the postamble are expanded in turn.
+func (e *braceWork) expand(w string) []string {
+	if e.steps <= 0 {
+		e.cut = true
+		return []string{w}
+	}
+	e.steps--
+	open, close := e.group(w)
+	if open < 0 {
+		return []string{w}
+	}
+	pre, amble, post := w[:open], w[open+1:close], w[close+1:]
+	var tack []string
+	if strings.IndexByte(amble, ',') < 0 {
+		seq, ok := braceSeq(amble, maxBraceWords)
+		if len(seq) == maxBraceWords {
+			e.cut = true
+		}
+		switch {
+		case ok:
+			tack = seq
+		case post == "":
+			return []string{w}
+		default:
+			tack = []string{w[open : close+1]}
+		}
+	} else {
+		for _, a := range e.alts(amble) {
+			tack = append(tack, e.expand(a)...)
+			if len(tack) >= maxBraceWords {
+				tack, e.cut = tack[:maxBraceWords], true
+				break
+			}
+		}
+	}
+	out := make([]string, 0, len(tack))
+	for _, t := range tack {
+		out = append(out, pre+t)
+	}
+	if post == "" {
+		return out
+	}
+	rest := e.expand(post)
+	var all []string
+	for _, o := range out {
+		for _, r := range rest {
+			if len(all) == maxBraceWords {
+				e.cut = true
+				return all
+			}
+			all = append(all, o+r)
+		}
+	}
+	return all
+}
+
+// star reads a word without expanding it in full, for when the bounds cut
+// its expansion short: a group whose alternatives are all plain (no '/',
+// no '.', no nested group, not empty) becomes the glob "*", which
+// namesEntry matches against the part of one component it stands for;
+// the other alternatives are tried one by one (read starred in turn). So
+// /e{tc,x}/shadow is read as /e*/shadow, and /{etc/shadow,x} as
+// /etc/shadow and /*. inName says whether w goes on a variable's name
+// (see endsInName). ok is false when that makes more than maxStarWords
+// patterns or the budget runs out: the word is then too complex to check.
+func (e *braceWork) star(w string, inName bool) (patterns []string, ok bool) {
+	if e.steps <= 0 {
+		return nil, false
+	}
+	e.steps--
+	open, close := e.group(w)
+	if e.cut {
+		return nil, false
+	}
+	if open < 0 {
+		return []string{w}, true
+	}
+	pre, amble, post := w[:open], w[open+1:close], w[close+1:]
+	var mid []string
+	if strings.IndexByte(amble, ',') < 0 {
+		if _, seq := braceSeq(amble, 0); seq {
+			mid = []string{"*"} // letters, digits and signs only
+		} else if post == "" {
+			return []string{w}, true
+		} else {
+			mid = []string{w[open : close+1]}
+		}
+	} else {
+		starred := false
+		named := endsInName(pre, inName)
+		for _, a := range e.alts(amble) {
+			// Text that goes on a variable's name ($HO{ME,x}) is not
+			// starred: the name is read after braces.
+			if plainAlt(a) && !named {
+				starred = true
+				continue
+			}
+			sub, ok := e.star(a, named)
+			if !ok || len(mid)+len(sub) > maxStarWords {
+				return nil, false
+			}
+			mid = append(mid, sub...)
+		}
+		if starred {
+			mid = append(mid, "*")
+		}
+	}
+	if e.cut {
+		return nil, false
+	}
+	rest := []string{""}
+	if post != "" {
+		postNamed := false
+		for _, m := range mid {
+			postNamed = postNamed || endsInName(pre+m, inName)
+		}
+		if rest, ok = e.star(post, postNamed); !ok {
+			return nil, false
+		}
+	}
+	if len(mid)*len(rest) > maxStarWords {
+		return nil, false
+	}
+	for _, m := range mid {
+		for _, r := range rest {
+			patterns = append(patterns, pre+m+r)
+		}
+	}
+	return patterns, true
+}
+
+// endsInName says whether text ends inside a variable's name ($ and
+// name bytes, "*" counting as one): what follows it goes on the name.
+// inName says whether the text before it did.
+func endsInName(text string, inName bool) bool {
+	i := len(text)
+	for i > 0 && (isNameByte(text[i-1]) || text[i-1] == '*') {
+		i--
+	}
+	if i == 0 {
+		return inName
+	}
+	return text[i-1] == '$'
+}
+
+// plainAlt says whether "*" may stand for the alternative a: it is part
+// of one component whatever it is (no '/', no nested group), never empty,
+// no dot makes it "." or "..", and it names no home directory (~, $HOME).
+func plainAlt(a string) bool {
+	plain := false
+	for i := 0; i < len(a); i++ {
+		switch a[i] {
+		case '/', '.', qDot, '{', '~', '$':
+			return false
+		case qMark:
+		default:
+			plain = true
+		}
+	}
+	return plain
+}
+
+// group finds the first brace group of w that bash expands: the first
+// '{' (outside ${...}) that has a matching '}' with a comma or ".." at its
+// level between them, and returns both indexes, or -1, -1.
+func (e *braceWork) group(w string) (open, close int) {
+	for i := 0; i < len(w); i++ {
+		if i = e.gobble(w, i, '{'); i >= len(w) {
+			break
+		}
+		if j := e.gobble(w, i+1, '}'); j < len(w) {
+			return i, j
+		}
+	}
+	return -1, -1
+}
+
+// alts splits a group's body at the commas of its level.
+func (e *braceWork) alts(amble string) []string {
+	var out []string
+	for start := 0; ; {
+		i := e.gobble(amble, start, ',')
+		out = append(out, amble[start:i])
+		if i >= len(amble) {
+			return out
+		}
+		start = i + 1
+	}
+}
+
+// gobble is bash's brace_gobbler: the index of the first byte of w from i
+// on that is satisfy at nesting level 0 (for '}', only once a comma or
+// ".." was seen at that level), or len(w). Quoted characters are marks
+// and so never match. It spends the scan budget; when that is gone it
+// finds nothing and sets cut.
+func (e *braceWork) gobble(w string, i int, satisfy byte) int {
+	level, commas := 0, 1
+	if satisfy == '}' {
+		commas = 0
+	}
+	if e.scan -= len(w) - i; e.scan < 0 {
+		e.cut = true
+		return len(w)
+	}
+	for ; i < len(w); i++ {
+		c := w[i]
+		if c == '$' && i+1 < len(w) && w[i+1] == '{' {
+			i++
+			level++
+			continue
+		}
+		if c == satisfy && level == 0 && commas > 0 {
+			// An opening brace at the start of the text with nothing or
+			// a closing brace after it is not one ("{}" and "{").
+			if c == '{' && i == 0 && (i+1 == len(w) || w[i+1] == '}') {
+				continue
+			}
+			return i
+		}
+		switch {
+		case c == '{':
+			level++
+		case c == '}' && level > 0:
+			level--
+		case satisfy == '}' && level == 0 && c == ',':
+			commas++
+		case satisfy == '}' && level == 0 && c == '.' && i+1 < len(w) && w[i+1] == '.' && (i+2 == len(w) || w[i+2] != '}'):
+			commas++
+		}
+	}
+	return len(w)
+}
+
+// braceSeq is bash's expand_seqterm: the values of a sequence body
+// ("a..e", "1..10..3", "01..10"), at most limit of them; ok is false when
+// the body is not a sequence.
+func braceSeq(body string, limit int) (values []string, ok bool) {
+	lhs, rhs, found := strings.Cut(body, "..")
+	if !found || lhs == "" || rhs == "" {
+		return nil, false
+	}
+	const (
+		bad = iota
+		integer
+		char
+	)
+	lt := bad
+	lv, err := strconv.ParseInt(strings.Trim(lhs, " \t\n"), 10, 64)
+	if err == nil {
+		lt = integer
+	} else if len(lhs) == 1 && isAlpha(lhs[0]) {
+		lt, lv = char, int64(lhs[0])
+	}
+	rt, rest := bad, ""
+	var rv int64
+	switch {
+	case isDigit(rhs[0]) || (len(rhs) > 1 && (rhs[0] == '+' || rhs[0] == '-') && isDigit(rhs[1])):
+		n := 1
+		for n < len(rhs) && isDigit(rhs[n]) {
+			n++
+		}
+		if v, err := strconv.ParseInt(rhs[:n], 10, 64); err == nil {
+			rt, rv, rest = integer, v, rhs[n:]
+			rhs = rhs[:n]
+		}
+	case isAlpha(rhs[0]):
+		rt, rv, rest, rhs = char, int64(rhs[0]), rhs[1:], rhs[:1]
+	}
+	incr := int64(1)
+	if rest != "" {
+		step, ok := strings.CutPrefix(rest, "..")
+		v, err := strconv.ParseInt(strings.TrimLeft(step, " \t\n"), 10, 64)
+		if !ok || step == "" || err != nil {
+			rt = bad
+		}
+		incr = v
+	}
+	if lt == bad || lt != rt {
+		return nil, false
+	}
+	if incr == 0 {
+		incr = 1
+	}
+	if incr < 0 {
+		incr = -incr
+	}
+	if lv > rv {
+		incr = -incr
+	}
+	width := 0
+	if lt == integer {
+		for _, s := range []string{lhs, rhs} {
+			if len(s) > 1 && s[0] == '0' || len(s) > 2 && s[0] == '-' && s[1] == '0' {
+				width = max(width, len(lhs), len(rhs))
+			}
+		}
+	}
+	for n := lv; len(values) < limit; {
+		if lt == char {
+			values = append(values, string([]byte{byte(n)}))
+		} else {
+			values = append(values, fmt.Sprintf("%0*d", width, n))
+		}
+		next := n + incr
+		if incr > 0 && (next < n || next > rv) || incr < 0 && (next > n || next < rv) {
+			break
+		}
+		n = next
+	}
+	return values, true
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
