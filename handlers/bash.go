@@ -585,4 +585,3 @@ func userHome() string {
 	h, _ := os.UserHomeDir()
 	return h
 }
-

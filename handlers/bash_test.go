@@ -281,6 +281,13 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		strings.Repeat("{,", maxCommandBytes/2),
 		strings.Repeat("{x,{", maxCommandBytes/4),
 		strings.Repeat(`"${x:-{a,b}}"`, maxCommandBytes/13),
+		// found in review: nested operands were read again at each level
+		// (37 s); starred words each had a budget of their own (600 ms)
+		"echo " + strings.Repeat("${x:-", 13000) + strings.Repeat("}", 13000),
+		"echo " + strings.Repeat("${x:-a b ", 7000) + strings.Repeat("}", 7000),
+		"echo {1..256} {1..256} {1..256} {1..256} {1..256}; " + strings.Repeat("/{/,.}{/,.}{/,.}{/,.}{/,.}{/,.} ", 3900) + "\\\n",
+		strings.Repeat("a <<E\n", 20000),
+		strings.Repeat("x\n", 60000),
 	} {
 		deniedPath(cmd, "/w", "/home/me", nil) // a hang fails the test run's timeout
 	}
@@ -340,6 +347,83 @@ func TestDeniedPathAfterTheBudget(t *testing.T) {
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%.80q) allowed it", cmd)
+		}
+	}
+}
+
+// TestDeniedPathReviewedSpellings: spellings an adversarial review of the
+// bash-like reading found (each verified with bash to reach the file).
+func TestDeniedPathReviewedSpellings(t *testing.T) {
+	for _, cmd := range []string{
+		// a stray quote in a comment or heredoc body hid the lines after it
+		"# don't\ncat /etc/shadow",
+		"# say \"hi\ncat /etc/shadow",
+		"cat <<EOF\nit's\nEOF\ncat /etc/shadow",
+		// positional and special parameters are empty
+		"cat /etc/sha$@dow",
+		"cat ~/.s$1sh/id_rsa",
+		"cat $1/etc/shadow",
+		// parameter operands of every kind
+		"cat ${PWD/*//etc/shadow}",
+		"cat ${PWD//*//etc/shadow}",
+		"cat ${PWD/*/~/.ssh/id_rsa}",
+		"cat ${a[0]:-/etc/shadow}",
+		"cat ${x:-${y:-/etc/shadow}}",
+		"printf %s ${PWD#$(cat /etc/{shadow,x})}",
+		"echo ${x:-${y:-$(cat /etc/{shadow,x})}}",
+		// quoted and escaped braces inside ${...}
+		"cat ${x#'}'}/etc/shadow",
+		"cat ${x#\\}}/etc/shadow",
+		// ${HOME...} with quotes or backslashes
+		"cat ${HOME:-''}/.ssh/id_rsa",
+		"cat ${HOME:-\\x}/.ssh/id_rsa",
+		"cat ${HOME%\\'}/.ssh/id_rsa",
+		"cat \"${HOME#\\\"\\\"}/.ssh/id_rsa\"",
+		// a comma bash sees in a substitution strips the braces
+		"cat {/../etc/shadow$(: ,)}",
+		"cat {/../etc/shadow${x#,}}",
+		"cat {/../etc/shadow`: ,`}",
+		// procfs aliases
+		"cat /proc/./self/root/etc/shadow",
+		"cat /proc/self/./root/etc/shadow",
+		"cat /proc/self/../self/root/etc/shadow",
+		"cat /proc/self/root/proc/self/root/etc/shadow",
+		"cat /proc/self/roo[t]/etc/shadow",
+		"cat /proc/$PPID/cwd/.ssh/id_rsa",
+		// $'...' unicode escapes
+		"cat ~/$'\\u002essh'/id_rsa",
+		"cat /etc/$'\\u0073'hadow",
+		// bash globs path.Match reads otherwise
+		"cat /etc/sh[!x]dow",
+		"cat /etc/sh[[:alpha:]]dow",
+		"cat /etc/s[]h]adow",
+		"shopt -s extglob\ncat /etc/@(shadow)",
+		"shopt -s dotglob; cat ~/?ssh/id_rsa",
+		"cat /tmp/.?/etc/shadow",
+		// starred readings of '=' and '['
+		"echo {1..256} {1..256} {1..256} {1..256} {1..256}; dd i{f=,x}/etc/shadow",
+		"echo {1..256} {1..256} {1..256} {1..256} {1..256}; cat /etc/sh{[,x}a]dow",
+		// tilde after ':'; macOS's /private
+		"X=a:~/.ssh/id_rsa sh -c 'cat ${X#a:}'",
+		"cat /private/etc/sudoers /private/var/root/.ssh/id_rsa",
+	} {
+		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
+			t.Errorf("deniedPath(%q) allowed it", cmd)
+		}
+	}
+	// Minified JSON written through a heredoc is data, not brace
+	// expansion too complex to check.
+	var recs []string
+	for i := range 40 {
+		recs = append(recs, fmt.Sprintf(`{"id":%d,"name":"user %d","score":0.5,"tags":["a","b"],"meta":{"x":1,"y":2}}`, i, i))
+	}
+	for _, cmd := range []string{
+		"cat > d.json <<'EOF'\n[" + strings.Join(recs, ",") + "]\nEOF\necho done",
+		"cat > d.json <<EOF\n[" + strings.Join(recs, ",") + "]\nEOF",
+		"cat > d.json <<-\"EOF\"\n\t[" + strings.Join(recs, ",") + "]\n\tEOF\n",
+	} {
+		if d := checkDenylist(cmd, "/w", "/home/me", nil); d.word != "" {
+			t.Errorf("%.60q...: denied %+v", cmd, d)
 		}
 	}
 }

@@ -15,11 +15,14 @@ import (
 // UTF-8); unquote turns them back into what they stand for.
 const (
 	qDollar = '\xf7' // a quoted '$'
-	qMark   = '\xfc' // where a quoted or escaped part, or a substitution, began: bash sees a quote character there
 	qOpen   = '\xf8' // a quoted '{'
 	qClose  = '\xf9' // a quoted '}'
 	qComma  = '\xfa' // a quoted ','
 	qDot    = '\xfb' // a quoted '.'
+	qMark   = '\xfc' // where a quoted or escaped part, or a substitution, began: bash sees a quote character there
+	qHidden = '\xfd' // a substitution held a comma: it stands for nothing, but bash's brace expansion sees the comma
+
+	qMarkStr = "\xfc"
 )
 
 // quoteInto writes s to w as quoted text: braces, commas and dots marked.
@@ -57,7 +60,7 @@ func unquote(w string) string {
 	var b strings.Builder
 	for i := 0; i < len(w); i++ {
 		switch c := w[i]; c {
-		case qMark:
+		case qMark, qHidden:
 		case qOpen:
 			b.WriteByte('{')
 		case qClose:
@@ -77,7 +80,7 @@ func unquote(w string) string {
 
 func hasMark(w string) bool {
 	for i := 0; i < len(w); i++ {
-		if w[i] >= qDollar && w[i] <= qMark {
+		if w[i] >= qDollar && w[i] <= qHidden {
 			return true
 		}
 	}
@@ -104,6 +107,13 @@ const (
 	maxBraceWord = 8 << 10
 	// maxStarWords bounds the patterns star makes of one word.
 	maxStarWords = 64
+	// maxStarSteps and maxStarScan bound the starred reading of one
+	// command, all its words together.
+	maxStarSteps = 1 << 16
+	maxStarScan  = 4 << 20
+	// maxStarExtra bounds the patterns the starred reading adds to one
+	// command beyond one per word.
+	maxStarExtra = 4096
 )
 
 // braceWork is the budget of one command's brace reading.
@@ -119,7 +129,9 @@ type braceWork struct {
 // first word that could not be read even so, "" if none.
 func expandAll(words []string) (out []string, tooComplex string) {
 	e := braceWork{steps: maxBraceSteps, scan: maxBraceScan}
-	extra := 0
+	// One budget for the starred readings of the whole command.
+	st := braceWork{steps: maxStarSteps, scan: maxStarScan}
+	extra, starExtra := 0, 0
 	for _, w := range words {
 		x := []string{w}
 		if strings.IndexByte(w, '{') >= 0 {
@@ -131,10 +143,16 @@ func expandAll(words []string) (out []string, tooComplex string) {
 				e.cut = true
 			}
 			if e.cut {
-				s := braceWork{steps: maxBraceSteps, scan: maxBraceScan}
-				stars, ok := s.star(w, false)
-				if !ok {
-					return out, unquote(w)
+				var stars []string
+				ok := false
+				if starExtra <= maxStarExtra {
+					stars, ok = st.star(w, false)
+					if starExtra += len(stars) - 1; starExtra > maxStarExtra {
+						stars, ok = nil, false
+					}
+				}
+				if !ok && tooComplex == "" {
+					tooComplex = unquote(w)
 				}
 				x = append(x, stars...)
 			}
@@ -143,22 +161,31 @@ func expandAll(words []string) (out []string, tooComplex string) {
 			out = appendPieces(out, dropVars(y))
 		}
 	}
-	return out, ""
+	return out, tooComplex
 }
 
 // dropVars reads the variables of an expanded word ($name; bash expands
 // them after braces, so {$HO,x}ME is $HOME): $HOME and the process ids
 // ($BASHPID, $PPID: /proc/$PPID/root is an alias of /) stay as they are,
 // any other variable is read as empty, its value not being known
-// ($x/etc/shadow is read as /etc/shadow). Quoted dollars are marks, and
-// stay.
+// ($x/etc/shadow is read as /etc/shadow), and so are the positional and
+// special parameters ($1, $@; $$ stays: /proc/$$/root). Quoted dollars
+// are marks, and stay.
 func dropVars(w string) string {
 	if strings.IndexByte(w, '$') < 0 {
 		return w
 	}
 	var b strings.Builder
 	for i := 0; i < len(w); i++ {
-		if w[i] != '$' || i+1 == len(w) || !isNameStart(w[i+1]) {
+		if w[i] != '$' || i+1 == len(w) {
+			b.WriteByte(w[i])
+			continue
+		}
+		if isDigit(w[i+1]) || strings.IndexByte("@*#?-!", w[i+1]) >= 0 {
+			i++ // $1, $@, $#...: empty under bash -lc, or not known
+			continue
+		}
+		if !isNameStart(w[i+1]) {
 			b.WriteByte(w[i])
 			continue
 		}
@@ -175,14 +202,14 @@ func dropVars(w string) string {
 	return b.String()
 }
 
-// appendPieces appends w unquoted and, when it holds '=' or an unquoted
-// ',', each piece between them.
+// appendPieces appends w unquoted and, when it holds '=', ':' or an
+// unquoted ',', each piece between them (X=a:~/.ssh/id).
 func appendPieces(out []string, w string) []string {
 	out = append(out, unquote(w))
-	if strings.IndexAny(w, "=,") < 0 {
+	if strings.IndexAny(w, "=,:") < 0 {
 		return out
 	}
-	for _, p := range strings.FieldsFunc(w, func(r rune) bool { return r == '=' || r == ',' }) {
+	for _, p := range strings.FieldsFunc(w, func(r rune) bool { return r == '=' || r == ',' || r == ':' }) {
 		out = append(out, unquote(p))
 	}
 	return out
@@ -212,10 +239,18 @@ func (e *braceWork) expand(w string) []string {
 		switch {
 		case ok:
 			tack = seq
-		case post == "":
+		case post == "" && !hiddenComma(amble):
 			return []string{w}
 		default:
 			tack = []string{w[open : close+1]}
+		}
+		if hiddenComma(amble) {
+			// Bash looks for the group's comma in its raw text, quotes and
+			// substitutions included, and splits it at commas of its own
+			// level only: a comma hidden that way strips the braces. A
+			// quoted comma may have been escaped (which bash skips): both
+			// readings.
+			tack = append(tack, e.expand(amble)...)
 		}
 	} else {
 		for _, a := range e.alts(amble) {
@@ -273,10 +308,17 @@ func (e *braceWork) star(w string, inName bool) (patterns []string, ok bool) {
 	if strings.IndexByte(amble, ',') < 0 {
 		if _, seq := braceSeq(amble, 0); seq {
 			mid = []string{"*"} // letters, digits and signs only
-		} else if post == "" {
+		} else if post == "" && !hiddenComma(amble) {
 			return []string{w}, true
 		} else {
 			mid = []string{w[open : close+1]}
+		}
+		if hiddenComma(amble) {
+			sub, ok := e.star(amble, endsInName(pre, inName))
+			if !ok {
+				return nil, false
+			}
+			mid = append(mid, sub...)
 		}
 	} else {
 		starred := false
@@ -338,12 +380,13 @@ func endsInName(text string, inName bool) bool {
 
 // plainAlt says whether "*" may stand for the alternative a: it is part
 // of one component whatever it is (no '/', no nested group), never empty,
-// no dot makes it "." or "..", and it names no home directory (~, $HOME).
+// no dot makes it "." or "..", it names no home directory (~, $HOME), and
+// nothing in it splits the word (=, :) or makes a glob ([, ]).
 func plainAlt(a string) bool {
 	plain := false
 	for i := 0; i < len(a); i++ {
 		switch a[i] {
-		case '/', '.', qDot, '{', '~', '$':
+		case '/', '.', qDot, '{', '~', '$', '=', ':', '[', ']', qHidden:
 			return false
 		case qMark:
 		default:
@@ -351,6 +394,12 @@ func plainAlt(a string) bool {
 		}
 	}
 	return plain
+}
+
+// hiddenComma says whether a group's body holds a comma bash sees but
+// does not split at: quoted, escaped, or inside a substitution.
+func hiddenComma(amble string) bool {
+	return strings.IndexByte(amble, qComma) >= 0 || strings.IndexByte(amble, qHidden) >= 0
 }
 
 // group finds the first brace group of w that bash expands: the first

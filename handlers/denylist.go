@@ -1,57 +1,42 @@
 package handlers
 
 import (
-	"cmp"
 	"path"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"hostcore/sandbox"
 )
 
-// homeParam matches ${HOME} and its expansions with operators
-// (${HOME%/}, ${HOME:-x}): each is taken for the home directory.
-var homeParam = regexp.MustCompile(`\$\{HOME(?:[^A-Za-z0-9_}"'\\][^}"'\\]*)?\}`)
+// The Bash denylist (design section 5): a command whose text names a
+// sensitive path outside the workspace is denied in every mode. The text
+// is read several ways, and a path any of them sees is denied:
+//
+//   - flatly (flatWords): quotes and backslashes removed, operators and
+//     = , splitting words; nothing subtler can throw it off;
+//   - as bash reads it (shellWords, then expandAll): quotes marked, braces
+//     expanded by bash's rules, variables and parameters read as what the
+//     text shows; heredoc bodies and comments left out. A word this
+//     reading cannot read within its bounds is too complex: the command is
+//     denied (the check fails closed);
+//   - the same, one line at a time, where too complex is not a denial: a
+//     stray quote in a comment or a heredoc body cannot hide the lines
+//     after it;
+//   - each of these once more with continued lines joined, as bash joins
+//     them before it reads words at all ($HO\<newline>ME).
+//
+// It is a tripwire, not a sandbox (README): a path built at run time
+// (d=.ssh; cat ~/$d/id_rsa) is not seen.
 
 // homeRe matches the spellings of a home directory at the start of a word:
-// $HOME (${HOME} is rewritten to it first), ~ and ~user (the user name
-// may be a glob: a word read starred spells ~{root,x} ~*).
+// $HOME, ~ and ~user (the user name may be a glob: a word read starred
+// spells ~{root,x} ~*).
 var homeRe = regexp.MustCompile(`^(?:\$HOME\b|~[A-Za-z0-9._*?-]*)`)
 
 // otherHomes are the home directories of any user, "" standing for any
 // one component.
-var otherHomes = [][]string{{"root"}, {"var", "root"}, {"home", ""}, {"Users", ""}}
-
-// deniedPath returns the first word of the command that names a sensitive
-// path outside the workspace, "" if none. Words are split the way the shell
-// splits them, quotes and backslashes removed, so ~/".ssh", /etc/sh\adow
-// and "$HOME/Library/Application Support/..." are seen; relative words
-// with ".." are resolved against the workspace (the cwd), so ../../.ssh is
-// seen too; glob words are matched component by component as the shell
-// would, so ~/.ss? is seen and ~/* is not.
-var multiSlash = regexp.MustCompile(`/{2,}`)
-
-// procAlias matches /proc/<process>/root and .../cwd, which spell another
-// path through procfs (found in review: /proc/self/root/home/u/.ssh/id_rsa
-// walked past the list). The process is any component: a pid, self,
-// thread-self, $$, a glob.
-var procAlias = regexp.MustCompile(`^/proc/[^/]+(?:/task/[^/]+)?/(root|cwd)(/.*)?$`)
-
-// unproc rewrites a procfs alias to the path it names: root is "/", and
-// cwd is the command's working directory, the workspace.
-func unproc(p, workspace string) string {
-	m := procAlias.FindStringSubmatch(p)
-	if m == nil {
-		return p
-	}
-	if m[1] == "cwd" {
-		if workspace == "" {
-			return p
-		}
-		return path.Clean(workspace + "/" + m[2])
-	}
-	return path.Clean("/" + m[2])
-}
+var otherHomes = [][]string{{"root"}, {"var", "root"}, {"private", "var", "root"}, {"home", ""}, {"Users", ""}}
 
 // deniedPath returns the word of the command that names a sensitive path
 // (or that is too complex to check), "" if none.
@@ -60,58 +45,71 @@ func deniedPath(command, workspace, home string, extra []string) string {
 }
 
 // denial is what checkDenylist found: the word that names a sensitive
-// path, or one whose braces are too complex to read within the bounds
-// (denied: the check fails closed).
+// path, or one too complex to read within the bounds (denied: the check
+// fails closed).
 type denial struct {
 	word       string
 	tooComplex bool
 }
 
+// extglobRe matches bash's extended glob groups, @(a|b) and the like:
+// read as "*" when the command turns extglob on.
+var extglobRe = regexp.MustCompile(`[@!+*?]\([^()]*\)`)
+
 func checkDenylist(command, workspace, home string, extra []string) denial {
-	text := homeParam.ReplaceAllString(command, "$$HOME")
 	var entries [][]string
 	for _, list := range [][]string{builtinDenylist, extra} {
 		for _, e := range list {
 			entries = append(entries, entryPaths(e, home)...)
 		}
 	}
-	// The flat reading sees the command as it did before shellWords
-	// existed (only ${HOME} rewritten), so that nothing it caught gets
-	// through: a rewrite of ${HOME...} that met a quote could swallow
-	// the rest of the command.
-	expanded, tooComplex := expandAll(shellWords(text))
-	words := append(flatWords(strings.ReplaceAll(command, "${HOME}", "$HOME")), expanded...)
+	texts := []string{command}
 	if strings.Contains(command, "\\\n") {
-		// Bash joins continued lines before it reads words at all, even
-		// inside a name ($HO\<newline>ME): the command is read joined too.
-		joined := strings.ReplaceAll(command, "\\\n", "")
-		more, complex2 := expandAll(shellWords(homeParam.ReplaceAllString(joined, "$$HOME")))
-		words = append(append(words, flatWords(strings.ReplaceAll(joined, "${HOME}", "$HOME"))...), more...)
-		tooComplex = cmp.Or(tooComplex, complex2)
+		texts = append(texts, strings.ReplaceAll(command, "\\\n", ""))
 	}
-	for _, word := range words {
-		p := word
-		if loc := homeRe.FindStringIndex(p); loc != nil && (len(p) == loc[1] || p[loc[1]] == '/') {
-			if home == "" {
-				continue
-			}
-			p = home + p[loc[1]:]
-		} else if !strings.HasPrefix(p, "/") {
-			if workspace == "" || !strings.Contains(p, "..") {
-				continue // a relative path without .. stays in the workspace
-			}
-			p = workspace + "/" + p
+	if strings.Contains(command, "extglob") {
+		for _, t := range texts {
+			texts = append(texts, extglobRe.ReplaceAllString(t, "*"))
 		}
-		// The procfs alias is rewritten before cleaning: cwd and root are
-		// links, so a ".." after them climbs from where they point.
-		p = path.Clean(unproc(multiSlash.ReplaceAllString(p, "/"), workspace))
-		if workspace != "" && sandbox.LexicallyInside(workspace, p) {
+	}
+	var words []string
+	tooComplex := ""
+	for _, t := range texts {
+		words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
+		main, _ := splitHeredocs(t)
+		ws, deep := shellWords(main)
+		x, c := expandAll(ws)
+		words = append(words, x...)
+		if deep {
+			c = "a nesting of substitutions deeper than 8"
+		}
+		if tooComplex == "" {
+			tooComplex = c
+		}
+		if strings.IndexByte(t, '\n') >= 0 {
+			for line := range strings.SplitSeq(t, "\n") {
+				ws, _ := shellWords(line)
+				x, _ := expandAll(ws)
+				words = append(words, x...)
+			}
+		}
+	}
+	dotglob := strings.Contains(command, "dotglob") || strings.Contains(command, "GLOBIGNORE")
+	seen := make(map[string]bool, len(words))
+	for _, word := range words {
+		if seen[word] {
 			continue
 		}
-		pc := components(p)
-		for _, ec := range entries {
-			if namesEntry(pc, ec) {
-				return denial{word: word}
+		seen[word] = true
+		for _, p := range pathReadings(word, workspace, home) {
+			if workspace != "" && sandbox.LexicallyInside(workspace, p) {
+				continue
+			}
+			pc := components(p)
+			for _, ec := range entries {
+				if namesEntry(pc, ec, dotglob) {
+					return denial{word: word}
+				}
 			}
 		}
 	}
@@ -121,13 +119,91 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 	return denial{}
 }
 
+// pathReadings returns the absolute, lexically clean paths a word may
+// name: a home spelling is the home directory; a relative word with ".."
+// is resolved against the workspace (the cwd), so ../../.ssh is seen (one
+// without ".." stays in the workspace); procfs aliases are followed (see
+// walkPath). A component that is a glob matching ".." (.?, .*: bash
+// before 5.2, macOS's 3.2, matches it) is also read as "..".
+func pathReadings(word, workspace, home string) []string {
+	p := word
+	if loc := homeRe.FindStringIndex(p); loc != nil && (len(p) == loc[1] || p[loc[1]] == '/') {
+		if home == "" {
+			return nil
+		}
+		p = home + p[loc[1]:]
+	} else if !strings.HasPrefix(p, "/") {
+		if workspace == "" || !strings.Contains(p, "..") {
+			return nil
+		}
+		p = workspace + "/" + p
+	}
+	out := []string{walkPath(p, workspace, home)}
+	if strings.Contains(p, "/.") {
+		parts := strings.Split(p, "/")
+		changed := false
+		for i, c := range parts {
+			if len(c) > 1 && c[0] == '.' && c != ".." && strings.ContainsAny(c, "*?[") && globMatch(c, "..") {
+				parts[i], changed = "..", true
+			}
+		}
+		if changed {
+			out = append(out, walkPath(strings.Join(parts, "/"), workspace, home))
+		}
+	}
+	return out
+}
+
+// walkPath cleans an absolute path lexically, following procfs aliases
+// as it goes: /proc/<process>/root (or .../task/<id>/root) is "/", and
+// .../cwd is the command's working directory, the workspace, for the
+// command's own processes (self, thread-self, $$, $BASHPID) and the home
+// directory for any other (hostcore's own cwd, often ~, is not known
+// here). Following them as it walks, a ".." after one climbs from where
+// it points, a "." or ".." before it does not hide it, and aliases of
+// aliases are followed too. The components may be globs (/proc/*/roo[t]).
+func walkPath(p, workspace, home string) string {
+	var st []string
+	for c := range strings.SplitSeq(p, "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(st) > 0 {
+				st = st[:len(st)-1]
+			}
+			continue
+		}
+		st = append(st, c)
+		if n := len(st); (n == 3 || n == 5 && globMatch(st[2], "task")) && globMatch(st[0], "proc") {
+			switch {
+			case globMatch(c, "root"):
+				st = st[:0]
+			case globMatch(c, "cwd"):
+				base := home
+				switch st[1] {
+				case "self", "thread-self", "$$", "$BASHPID":
+					base = workspace
+				}
+				st = append(st[:0], components(base)...)
+			}
+		}
+	}
+	return "/" + strings.Join(st, "/")
+}
+
 // entryPaths expands a denylist entry into the component lists it stands
-// for: an absolute entry is itself; a "~/" entry lies under home and under
-// every user's home directory.
+// for: an absolute entry is itself (and, under /etc or /var, the same
+// under /private, where macOS keeps them); a "~/" entry lies under home
+// and under every user's home directory.
 func entryPaths(e, home string) [][]string {
 	rest, ok := strings.CutPrefix(e, "~/")
 	if !ok {
-		return [][]string{components(path.Clean(e))}
+		c := components(path.Clean(e))
+		if len(c) > 0 && (c[0] == "etc" || c[0] == "var") {
+			return [][]string{c, append([]string{"private"}, c...)}
+		}
+		return [][]string{c}
 	}
 	rc := components(path.Clean("/" + rest))
 	var out [][]string
@@ -150,9 +226,9 @@ func components(p string) []string {
 // namesEntry says whether the path pc names the entry ec or something
 // inside it: each of ec's components is matched by pc's, read as a glob
 // pattern the way the shell reads it (a leading dot is matched only by a
-// pattern that starts with one). A parent of the entry does not name it:
-// ls ~ is not sensitive.
-func namesEntry(pc, ec []string) bool {
+// pattern that starts with one, unless dotglob is on). A parent of the
+// entry does not name it: ls ~ is not sensitive.
+func namesEntry(pc, ec []string, dotglob bool) bool {
 	if len(pc) < len(ec) {
 		return false
 	}
@@ -161,26 +237,112 @@ func namesEntry(pc, ec []string) bool {
 		if got == want || want == "" {
 			continue
 		}
-		if strings.HasPrefix(want, ".") && !strings.HasPrefix(got, ".") {
+		if !dotglob && strings.HasPrefix(want, ".") && !strings.HasPrefix(got, ".") {
 			return false
 		}
-		if ok, err := path.Match(got, want); err != nil || !ok {
+		if !globMatch(got, want) {
 			return false
 		}
 	}
 	return true
 }
 
-// shellWords splits a command into words roughly as the shell does:
-// whitespace and the operators ; & | ( ) < > and ` separate; quotes and
-// backslashes group, and their text is marked as quoted (see quoteInto)
-// for expandAll, which reads braces as bash does and removes the marks;
-// $'...' has its escapes decoded; a backslash-newline joins lines. A
-// command substitution, $(...) or `...`, stands for nothing in its word
-// (~/.ssh$(:)/id is ~/.ssh/id) and its own words are added after; ${...}
-// is kept whole.
-func shellWords(s string) []string {
-	return appendShellWords(nil, s, 0)
+// globMatch matches name against a bash glob pattern. path.Match reads
+// a different syntax; bashGlob converts [!...], [[:class:]] and a leading
+// ']' in a bracket. A pattern it still cannot read matches (the check
+// fails closed).
+func globMatch(pattern, name string) bool {
+	if !strings.ContainsAny(pattern, "*?[\\") {
+		return pattern == name
+	}
+	ok, err := path.Match(bashGlob(pattern), name)
+	return ok || err != nil
+}
+
+// bashGlob rewrites a bash glob in path.Match's syntax.
+func bashGlob(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\' && i+1 < len(p):
+			b.WriteString(p[i : i+2])
+			i++
+		case c == '[':
+			end, class := bracket(p, i)
+			if end < 0 {
+				b.WriteString(`\[`) // no closing ']': a literal '['
+				continue
+			}
+			b.WriteString(class)
+			i = end
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// bracket reads the bracket expression of a bash glob that opens at
+// p[open], returning the index of its closing ']' (-1 if none) and its
+// path.Match spelling.
+func bracket(p string, open int) (int, string) {
+	var b strings.Builder
+	b.WriteByte('[')
+	j := open + 1
+	if j < len(p) && (p[j] == '!' || p[j] == '^') {
+		b.WriteByte('^')
+		j++
+	}
+	if j < len(p) && p[j] == ']' {
+		b.WriteString(`\]`)
+		j++
+	}
+	for ; j < len(p); j++ {
+		switch {
+		case p[j] == ']':
+			b.WriteByte(']')
+			return j, b.String()
+		case p[j] == '\\' && j+1 < len(p):
+			b.WriteString(p[j : j+2])
+			j++
+		case p[j] == '[' && j+1 < len(p) && p[j+1] == ':':
+			if k := strings.Index(p[j+2:], ":]"); k >= 0 {
+				b.WriteString(posixClass(p[j+2 : j+2+k]))
+				j += k + 3
+				continue
+			}
+			b.WriteString(`\[`)
+		default:
+			b.WriteByte(p[j])
+		}
+	}
+	return -1, ""
+}
+
+// posixClass spells a [:class:] as path.Match ranges; an unknown class
+// stands for any character.
+func posixClass(name string) string {
+	switch name {
+	case "alpha":
+		return "a-zA-Z"
+	case "digit":
+		return "0-9"
+	case "alnum":
+		return "a-zA-Z0-9"
+	case "lower":
+		return "a-z"
+	case "upper":
+		return "A-Z"
+	case "xdigit":
+		return "0-9a-fA-F"
+	case "word":
+		return "a-zA-Z0-9_"
+	case "space", "blank":
+		return " \t\n\r\f\v"
+	case "punct":
+		return `!-/:-@\[-` + "`{-~"
+	}
+	return "\x00-\U0010FFFF"
 }
 
 // flatWords splits a command into words the simple way: quotes and
@@ -235,20 +397,58 @@ func flatWords(s string) []string {
 	return words
 }
 
-// maxSubstDepth bounds the nesting of command substitutions read.
+// maxSubstDepth bounds the nesting of command substitutions and
+// parameter operands read; deeper is too complex.
 const maxSubstDepth = 8
 
-func appendShellWords(words []string, s string, depth int) []string {
+// shellWords splits a command into words roughly as the shell does:
+// whitespace and the operators ; & | ( ) < > and ` separate; quotes and
+// backslashes group, and their text is marked as quoted (see quoteInto)
+// for expandAll, which reads braces as bash does and removes the marks;
+// $'...' has its escapes decoded; a backslash-newline joins lines. A
+// command substitution, $(...) or `...`, stands for nothing in its word
+// (~/.ssh$(:)/id is ~/.ssh/id) and its own words are added after; a
+// parameter expansion ${...} stands for what its text shows (see param).
+// deep says the nesting went past maxSubstDepth.
+func shellWords(s string) (words []string, deep bool) {
+	var r shellReader
+	r.read(s, 0)
+	return r.words, r.deep
+}
+
+type shellReader struct {
+	words []string
+	deep  bool
+}
+
+// read appends the words of s, then those its parameter operands and
+// substitutions hold, and returns how many of the first kind.
+func (r *shellReader) read(s string, depth int) (top int) {
+	if depth > maxSubstDepth {
+		r.deep = true
+		return 0
+	}
 	var w strings.Builder
 	inWord := false
 	flush := func() {
 		if inWord {
-			words = append(words, w.String())
+			r.words = append(r.words, w.String())
+			top++
 			inWord = false
 		}
 		w.Reset()
 	}
-	var inner []string // command substitutions, split after the word
+	var inner, extra []string // substitutions, split after; words of operands
+	// A substitution stands for nothing here. Bash's brace expansion sees
+	// a comma in it, and strips the braces of a group it is in (see
+	// braceWork.expand): qHidden says so.
+	subst := func(text string) {
+		w.WriteByte(qMark)
+		if strings.IndexByte(text, ',') >= 0 {
+			w.WriteByte(qHidden)
+		}
+		inner = append(inner, text)
+	}
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
 		switch {
@@ -271,27 +471,21 @@ func appendShellWords(words []string, s string, depth int) []string {
 			inWord = true
 		case ch == '$' && i+1 < len(s) && s[i+1] == '"':
 			// $"..." is a translated string: the same as "...".
-		case ch == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
+		case ch == '$' && i+1 < len(s) && s[i+1] == '(':
 			end := matching(s, i+1)
-			if s[i+1] == '{' {
-				if op, ok := writeParam(&w, s[i:end], depth); !ok {
-					inner = append(inner, op)
-				}
-				inWord = true
-			} else {
-				// What it prints is not known: for brace expansion it
-				// is quoted text (bash passes it through unexpanded).
-				w.WriteByte(qMark)
-				inner = append(inner, s[i+2:max(i+2, end-1)])
-			}
+			subst(s[i+2 : max(i+2, end-1)])
 			i = end - 1
+		case ch == '$' && i+1 < len(s) && s[i+1] == '{':
+			end := matching(s, i+1)
+			extra = r.param(&w, s[i:end], depth, extra)
+			i = end - 1
+			inWord = true
 		case ch == '`':
 			j := strings.IndexByte(s[i+1:], '`')
 			if j < 0 {
 				j = len(s) - i - 1
 			}
-			w.WriteByte(qMark)
-			inner = append(inner, s[i+1:i+1+j])
+			subst(s[i+1 : i+1+j])
 			i += j + 1
 		case ch == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
@@ -312,39 +506,33 @@ func appendShellWords(words []string, s string, depth int) []string {
 					}
 					escaped = true
 				}
-				// Substitutions run inside double quotes too: their
-				// commands are read like the others.
-				if s[i] == '$' && i+1 < len(s) && s[i+1] == '(' {
+				switch {
+				// Expansions happen inside double quotes too.
+				case escaped:
+					w.WriteByte(quoteByte(s[i]))
+				case s[i] == '$' && i+1 < len(s) && s[i+1] == '(':
 					end := matching(s, i+1)
-					inner = append(inner, s[i+2:max(i+2, end-1)])
+					subst(s[i+2 : max(i+2, end-1)])
 					i = end - 1
-					continue
-				}
-				if s[i] == '$' && i+1 < len(s) && s[i+1] == '{' {
+				case s[i] == '$' && i+1 < len(s) && s[i+1] == '{':
 					end := matching(s, i+1)
-					if op, ok := writeParam(&w, s[i:end], depth); !ok {
-						inner = append(inner, op)
-					}
+					extra = r.param(&w, s[i:end], depth, extra)
 					i = end - 1
-					continue
-				}
-				if s[i] == '`' {
+				case s[i] == '`':
 					j := strings.IndexByte(s[i+1:], '`')
 					if j < 0 {
 						j = len(s) - i - 1
 					}
-					inner = append(inner, s[i+1:i+1+j])
+					subst(s[i+1 : i+1+j])
 					i += j
-					continue
+				case s[i] == '$':
+					w.WriteByte('$') // $name is expanded in double quotes
+				default:
+					w.WriteByte(quoteByte(s[i]))
 				}
-				if s[i] == '$' && !escaped {
-					w.WriteByte('$') // $name is expanded in double quotes too
-					continue
-				}
-				w.WriteByte(quoteByte(s[i]))
 			}
 			inWord = true
-		case strings.IndexByte(" \t\n\r;&|()<>`", ch) >= 0:
+		case strings.IndexByte(" \t\n\r;&|()<>", ch) >= 0:
 			flush()
 		default:
 			w.WriteByte(ch)
@@ -352,67 +540,151 @@ func appendShellWords(words []string, s string, depth int) []string {
 		}
 	}
 	flush()
-	if depth < maxSubstDepth {
-		for _, c := range inner {
-			words = appendShellWords(words, c, depth+1)
-		}
+	r.words = append(r.words, extra...)
+	for _, c := range inner {
+		r.read(c, depth+1)
 	}
-	return words
+	return top
 }
 
-// paramWord matches the parameter expansions whose operand is a word the
-// value may be: ${x:-word}, ${x-word}, ${x:=word}, ${x:+word}, ${x:?word}.
-var paramWord = regexp.MustCompile(`(?s)^\$\{(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(:?[-=+?])(.*)\}$`)
-
-// writeParam writes the reading of a parameter expansion ${...} to a
-// word. Its value is not known; it is read as what the text shows. With
-// an operand word: ${x:-word}, ${x:=word} and ${x:?word} are word (or a
-// value that is not empty, not known); ${x-word}, ${x=word}, ${x?word},
-// ${x+word} and ${x:+word} are word or empty: a brace group of the two,
-// which expandAll expands (${x-/etc}/shadow is read as /shadow and as
-// /etc/shadow). Without one it is empty (${x}/etc/shadow is
-// /etc/shadow). An operand of several words is returned with ok false,
-// for the caller to read as words of its own. ${HOME...} never gets here
-// (deniedPath rewrote it to $HOME).
-func writeParam(w *strings.Builder, text string, depth int) (operand string, ok bool) {
-	m := paramWord.FindStringSubmatch(text)
-	if m == nil {
-		w.WriteByte(qMark)
-		return "", true
+// param writes the reading of a parameter expansion ${...} (text) to w
+// and returns extra with the words to read on their own added. The value
+// is not known: it is read as what the text shows.
+//
+//   - ${x} is empty (${x}/etc/shadow is /etc/shadow); ${HOME...} is $HOME
+//     whatever the operator, HOME being set.
+//   - ${x:-word}, ${x:=word} and ${x:?word} are word; ${x-word},
+//     ${x=word}, ${x?word}, ${x+word}, ${x:+word} are word or empty; a
+//     replacement ${x/pattern/word} is word or empty. "Or" is a brace
+//     group of the readings, which expandAll expands (${x-/etc}/shadow
+//     is read as /shadow and as /etc/shadow). An operand of more than one
+//     word is not part of the word; its words are read on their own.
+//   - any other operator (${x#pat}, ${x%pat}, ${x^}, ${#x}, ${!x}) is
+//     empty, and its operand's words are read on their own.
+//
+// A comma in the text is marked qHidden (see read's subst).
+func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []string) []string {
+	body := strings.TrimSuffix(text[min(2, len(text)):], "}")
+	name, op, operand := splitParam(body)
+	kind := "other"
+	switch op {
+	case "":
+		kind = "none"
+	case ":-", ":=", ":?":
+		kind = "word"
+	case "-", "=", "?", "+", ":+":
+		kind = "or-empty"
+	case "/", "//", "/#", "/%":
+		kind = "or-empty"
+		operand = replacement(operand)
 	}
-	words := appendShellWords(nil, m[2], maxSubstDepth) // its substitutions are read elsewhere
-	if len(words) != 1 || depth >= maxSubstDepth {
-		w.WriteByte(qMark)
-		return m[2], false
+	var alts []string
+	if name == "HOME" {
+		alts = append(alts, "$HOME")
+	} else if kind != "word" {
+		alts = append(alts, qMarkStr)
 	}
-	orEmpty := m[1] != ":-" && m[1] != ":=" && m[1] != ":?"
-	if orEmpty {
-		w.WriteByte('{')
-		w.WriteByte(qMark)
-		w.WriteByte(',')
-	} else {
-		w.WriteByte(qMark)
-	}
-	// The operand is not brace-expanded (bash skips ${...}).
-	for i := 0; i < len(words[0]); i++ {
-		switch c := words[0][i]; c {
-		case '{', '}', ',':
-			w.WriteByte(quoteByte(c))
-		default:
-			w.WriteByte(c)
+	if operand != "" {
+		sub := shellReader{}
+		top := sub.read(operand, depth+1)
+		r.deep = r.deep || sub.deep
+		if top == 1 && kind != "other" && kind != "none" {
+			alts = append(alts, markGroupChars(sub.words[0]))
+			extra = append(extra, sub.words[1:]...)
+		} else {
+			extra = append(extra, sub.words...)
 		}
 	}
-	if orEmpty {
-		w.WriteByte('}')
+	if len(alts) == 0 {
+		alts = append(alts, qMarkStr)
 	}
-	return "", true
+	if len(alts) == 1 {
+		w.WriteString(alts[0])
+	} else {
+		w.WriteString("{" + strings.Join(alts, ",") + "}")
+	}
+	if strings.IndexByte(body, ',') >= 0 {
+		w.WriteByte(qHidden)
+	}
+	return extra
+}
+
+// markGroupChars marks the braces and commas of an operand as quoted:
+// bash does not brace-expand inside ${...}.
+func markGroupChars(s string) string {
+	if strings.IndexAny(s, "{},") < 0 {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if c == '{' || c == '}' || c == ',' {
+			b[i] = quoteByte(c)
+		}
+	}
+	return string(b)
+}
+
+// paramOps are the operators of ${name<op>operand}, longest first.
+var paramOps = []string{":-", ":=", ":?", ":+", "//", "/#", "/%", "##", "%%", "^^", ",,", "-", "=", "?", "+", "/", "#", "%", "^", ",", "@", ":"}
+
+// splitParam splits the body of ${...} into the parameter's name, the
+// operator and its operand. ${#x} and ${!x} (length, indirection) have
+// the operator "#" or "!" and x for operand.
+func splitParam(body string) (name, op, operand string) {
+	if len(body) > 1 && (body[0] == '#' || body[0] == '!') {
+		return "", body[:1], body[1:]
+	}
+	i := 0
+	switch {
+	case i < len(body) && isNameStart(body[i]):
+		for i < len(body) && isNameByte(body[i]) {
+			i++
+		}
+	case i < len(body) && isDigit(body[i]):
+		for i < len(body) && isDigit(body[i]) {
+			i++
+		}
+	case i < len(body) && strings.IndexByte("@*#?$!-", body[i]) >= 0:
+		i++
+	}
+	name = body[:i]
+	if i < len(body) && body[i] == '[' {
+		if j := strings.IndexByte(body[i:], ']'); j >= 0 {
+			i += j + 1
+		}
+	}
+	rest := body[i:]
+	for _, o := range paramOps {
+		if strings.HasPrefix(rest, o) {
+			return name, o, rest[len(o):]
+		}
+	}
+	if rest != "" {
+		return name, "?unknown", rest
+	}
+	return name, "", ""
+}
+
+// replacement returns the replacement of a ${x/pattern/replacement}
+// operand: what follows the pattern's first unescaped '/'.
+func replacement(operand string) string {
+	for i := 0; i < len(operand); i++ {
+		switch operand[i] {
+		case '\\':
+			i++
+		case '/':
+			return operand[i+1:]
+		}
+	}
+	return ""
 }
 
 func isNameStart(c byte) bool { return c == '_' || isAlpha(c) }
 func isNameByte(c byte) bool  { return isNameStart(c) || isDigit(c) }
 
 // matching returns the index just past the bracket that closes the one
-// at s[open] ('(' or '{'), or len(s).
+// at s[open] ('(' or '{'), or len(s). Quoted and escaped brackets do not
+// count (${x#'}'} ends at its last brace).
 func matching(s string, open int) int {
 	o := s[open]
 	c := byte(')')
@@ -422,6 +694,23 @@ func matching(s string, open int) int {
 	depth := 0
 	for i := open; i < len(s); i++ {
 		switch s[i] {
+		case '\\':
+			i++
+		case '\'', '`':
+			j := strings.IndexByte(s[i+1:], s[i])
+			if j < 0 {
+				return len(s)
+			}
+			i += j + 1
+		case '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(s) {
+				return len(s)
+			}
 		case o:
 			depth++
 		case c:
@@ -433,8 +722,116 @@ func matching(s string, open int) int {
 	return len(s)
 }
 
+// splitHeredocs returns the command with its heredoc bodies and comments
+// taken out, and the bodies. Bash reads neither as words of the command
+// (a body is data, read as such only when fed to a shell: the line by
+// line reading covers that), and minified JSON written through a heredoc
+// would otherwise be brace expansion too large to read.
+func splitHeredocs(s string) (main string, bodies []string) {
+	if !strings.Contains(s, "<<") && !strings.Contains(s, "#") {
+		return s, nil
+	}
+	var b strings.Builder
+	type doc struct {
+		delim string
+		tabs  bool
+	}
+	var pending []doc
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '\\' && i+1 < len(s):
+			b.WriteString(s[i : i+2])
+			i++
+		case ch == '\'':
+			end := len(s)
+			if j := strings.IndexByte(s[i+1:], '\''); j >= 0 {
+				end = i + j + 2
+			}
+			b.WriteString(s[i:end])
+			i = end - 1
+		case ch == '"':
+			start := i
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+			b.WriteString(s[start:min(i+1, len(s))])
+		case ch == '#' && (i == 0 || strings.IndexByte(" \t\n;&|()<>", s[i-1]) >= 0):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				j = len(s) - i
+			}
+			i += j - 1
+		case ch == '<' && strings.HasPrefix(s[i:], "<<") && !strings.HasPrefix(s[i:], "<<<"):
+			k := i + 2
+			tabs := k < len(s) && s[k] == '-'
+			if tabs {
+				k++
+			}
+			for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+				k++
+			}
+			var delim strings.Builder
+			for k < len(s) && strings.IndexByte(" \t\n;&|()<>", s[k]) < 0 {
+				switch s[k] {
+				case '\'', '"':
+					q := s[k]
+					for k++; k < len(s) && s[k] != q; k++ {
+						delim.WriteByte(s[k])
+					}
+				case '\\':
+					if k+1 < len(s) {
+						k++
+						delim.WriteByte(s[k])
+					}
+				default:
+					delim.WriteByte(s[k])
+				}
+				k++
+			}
+			b.WriteString(s[i:min(k, len(s))])
+			if delim.Len() > 0 {
+				pending = append(pending, doc{delim.String(), tabs})
+			}
+			i = k - 1
+		case ch == '\n' && len(pending) > 0:
+			b.WriteByte('\n')
+			i++
+			for _, d := range pending {
+				var body strings.Builder
+				for i < len(s) {
+					end := strings.IndexByte(s[i:], '\n')
+					if end < 0 {
+						end = len(s) - i
+					}
+					line := s[i : i+end]
+					i += end + 1
+					probe := line
+					if d.tabs {
+						probe = strings.TrimLeft(line, "\t")
+					}
+					if probe == d.delim {
+						break
+					}
+					body.WriteString(line)
+					body.WriteByte('\n')
+				}
+				bodies = append(bodies, body.String())
+			}
+			pending = nil
+			i-- // the loop steps past the last newline taken
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String(), bodies
+}
+
 // ansiC decodes the body of $'...': the escapes a path could be spelled
-// with (\\, \', \xHH, octal \NNN); other escapes keep their letter.
+// with (\\, \', \xHH, octal \NNN, \uHHHH, \UHHHHHHHH, \cX and the letter
+// escapes); other escapes keep their letter.
 func ansiC(b string) string {
 	var out strings.Builder
 	for i := 0; i < len(b); i++ {
@@ -444,13 +841,22 @@ func ansiC(b string) string {
 		}
 		i++
 		switch c := b[i]; {
-		case c == 'x':
+		case c == 'x' || c == 'u' || c == 'U':
+			digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
 			n, k := 0, 0
-			for ; k < 2 && i+1 < len(b) && isHex(b[i+1]); k++ {
+			for ; k < digits && i+1 < len(b) && isHex(b[i+1]); k++ {
 				i++
 				n = n*16 + hexVal(b[i])
 			}
-			out.WriteByte(byte(n))
+			switch {
+			case k == 0:
+				out.WriteByte('\\')
+				out.WriteByte(c)
+			case c == 'x':
+				out.WriteByte(byte(n))
+			case n <= utf8.MaxRune:
+				out.WriteRune(rune(n))
+			}
 		case c >= '0' && c <= '7':
 			n := int(c - '0')
 			for k := 1; k < 3 && i+1 < len(b) && b[i+1] >= '0' && b[i+1] <= '7'; k++ {
@@ -458,8 +864,15 @@ func ansiC(b string) string {
 				n = n*8 + int(b[i]-'0')
 			}
 			out.WriteByte(byte(n))
+		case c == 'c' && i+1 < len(b):
+			i++
+			out.WriteByte(b[i] & 0x1f)
 		default:
-			out.WriteByte(c)
+			if e := strings.IndexByte("abefnrtvE", c); e >= 0 {
+				out.WriteByte("\a\b\x1b\f\n\r\t\v\x1b"[e])
+			} else {
+				out.WriteByte(c)
+			}
 		}
 	}
 	return out.String()
