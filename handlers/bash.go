@@ -86,7 +86,7 @@ func bashPrecheck(ctx context.Context, c *call) *ToolResult {
 	}
 	switch d := checkDenylist(a.Command, c.sess.WorkspaceRoot, userHome(), list); {
 	case d.tooComplex:
-		return policyDenied("the brace expansion of %s is too large for hostcore's denylist check to read, and the check fails closed: spell the paths out", bound(escapeText(d.word), 200))
+		return policyDenied("%s is too complex for hostcore's denylist check to read, and the check fails closed: spell the paths out", bound(escapeText(d.word), 200))
 	case d.word != "":
 		return policyDenied("the command touches %s, a sensitive path outside the workspace; hostcore's policy denies it in every permission mode", escapeText(d.word))
 	}

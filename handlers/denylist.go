@@ -45,8 +45,8 @@ func deniedPath(command, workspace, home string, extra []string) string {
 }
 
 // denial is what checkDenylist found: the word that names a sensitive
-// path, or one too complex to read within the bounds (denied: the check
-// fails closed).
+// path, or (tooComplex) what could not be read within the bounds, said
+// as a phrase (denied: the check fails closed).
 type denial struct {
 	word       string
 	tooComplex bool
@@ -80,8 +80,11 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 		ws, deep := shellWords(main)
 		x, c := expandAll(ws)
 		words = append(words, x...)
+		if c != "" {
+			c = "the brace expansion of " + c
+		}
 		if deep {
-			c = "a nesting of substitutions deeper than 8"
+			c = "a nesting of substitutions and parameter expansions deeper than 8"
 		}
 		if tooComplex == "" {
 			tooComplex = c
