@@ -427,3 +427,38 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestDeniedPathAllowsEverydayCommands: commands an agent runs every day
+// pass the denylist, however many braces, quotes and heredocs they hold.
+func TestDeniedPathAllowsEverydayCommands(t *testing.T) {
+	goFile := "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tm := map[string]int{\"a\": 1, \"b\": 2}\n\tfor k, v := range m {\n\t\tfmt.Printf(\"%s=%d\\n\", k, v)\n\t}\n}\n"
+	for _, cmd := range []string{
+		"cat > main.go <<'EOF'\n" + goFile + "EOF\ngo run main.go",
+		"cat > main.go <<EOF\n" + goFile + "EOF",
+		`python3 -c 'import json; print(json.dumps({"a": [1, 2], "b": {"c": 3}}))'`,
+		`curl -s -X POST -H 'Content-Type: application/json' -d '{"name":"x","tags":["a","b"],"n":{"m":1}}' http://localhost:8080/api`,
+		`node -e 'const o = {a: 1, b: [2, 3]}; console.log(JSON.stringify(o))'`,
+		`jq -r '.items[] | {name: .metadata.name, ns: .metadata.namespace}' pods.json`,
+		`kubectl get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'`,
+		`docker ps --format '{{.ID}} {{.Names}}' && docker build -t app:${TAG:-latest} .`,
+		`awk -F, '{ sum += $3 } END { printf "%d\n", sum }' data.csv`,
+		`find . -type f -name '*.go' -not -path './vendor/*' -exec gofmt -l {} +`,
+		"for f in src/*.{js,ts}; do echo \"$f\"; done",
+		`for i in $(seq 1 10); do echo "run $i"; done; echo {1..1000} | wc -w`,
+		"git log --oneline -n 20 --format='%h %s' && git stash show -p stash@{0}",
+		`sed -i 's/{{VERSION}}/1.2.3/g' config.yaml && grep -rn "TODO" --include='*.{go,md}' .`,
+		`rsync -av --exclude={node_modules,.git,dist} ./ /tmp/backup/`,
+		`mkdir -p build/{debug,release}/{bin,lib,obj} && cp -r assets/. build/debug/`,
+		"# install deps\nnpm ci  # it's fine\nnpm test -- --watch=false",
+		`printf '%s\n' "${ARR[@]}" | sort -u; echo "${#ARR[@]} items, first ${ARR[0]}"`,
+		`VERSION=$(git describe --tags 2>/dev/null || echo dev); echo "${VERSION#v}" "${VERSION%%-*}" "${VERSION/-/.}"`,
+		"go test ./... -run 'Test(Read|Write)' -count=1 2>&1 | tail -20",
+		`cat ~/.bashrc | head -5; ls -la ~ ~/projects; echo $HOME/go/bin`,
+		"tar czf out.tgz --exclude='*.log' src/ && sha256sum out.tgz",
+		"python3 - <<'PY'\nimport os\nd = {k: v for k, v in os.environ.items() if k.startswith('GO')}\nprint({**d, 'x': [1, 2, {'y': 3}]})\nPY",
+	} {
+		if d := checkDenylist(cmd, "/home/me/proj", "/home/me", nil); d.word != "" {
+			t.Errorf("%q: denied %+v", cmd, d)
+		}
+	}
+}
