@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -54,7 +55,9 @@ func TestDeniedPath(t *testing.T) {
 		{command: "cat /home/me/src/proj/.ssh/config"},
 		{command: "cat /etc/shadow-utils.conf /etc/passwd"},
 		{command: "git apply fix.patch && go test ./..."},
-		{command: "echo '~/.ssh is where keys live' | wc -c"}, // one quoted word, not a path
+		// Quoted text is read as a command too (bash -c '...'), so a path
+		// it names is denied even where it is only data.
+		{command: "echo '~/.ssh is where keys live' | wc -c", want: "~/.ssh"},
 	} {
 		if got := deniedPath(tc.command, ws, home, tc.extra); got != tc.want {
 			t.Errorf("deniedPath(%q) = %q, want %q", tc.command, got, tc.want)
@@ -206,7 +209,7 @@ func TestDeniedPathShellSpellings(t *testing.T) {
 		`cat /proc/$$/root/etc/shadow`:    "/proc/$$/root/etc/shadow",
 		`cat /proc/$PPID/root/etc/shadow`: "/proc/$PPID/root/etc/shadow",
 		// allowed
-		`echo '$u/etc/shadow'x`:                                                                    "",
+		`echo '$u/etc/shadow'x`:                                                                    "/etc/shadow", // read as a command too
 		"mkdir -p src/{a,b}/{c,d} && mv f.{txt,bak}":                                               "",
 		"for i in {1..100000}; do :; done":                                                         "",
 		"printf '%s\\n' {a..z}{a..z}{a..z}":                                                        "",
@@ -288,8 +291,17 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		"echo {1..256} {1..256} {1..256} {1..256} {1..256}; " + strings.Repeat("/{/,.}{/,.}{/,.}{/,.}{/,.}{/,.} ", 3900) + "\\\n",
 		strings.Repeat("a <<E\n", 20000),
 		strings.Repeat("x\n", 60000),
+		// second review: a long first component walked again and again
+		// (7.7 s); a long glob multiplied by braces against every entry
+		// (47 s); every line with a budget of its own (5-13 s)
+		"cat /*" + strings.Repeat("a", 60000) + "/x" + strings.Repeat("/y/..", 13000),
+		strings.Repeat("ls /*"+strings.Repeat("a", 2000)+strings.Repeat("{a,b,c,d}", 4)+"/x/y /*"+strings.Repeat("a", 2000)+strings.Repeat("{c,d}", 8)+"/x/y\n", 28),
+		strings.Repeat("echo "+strings.Repeat("{a,b}", 700)+"\n", 36) + "\\\nextglob",
+		strings.Repeat("{1..256}\n", 14000),
 	} {
-		deniedPath(cmd, "/w", "/home/me", nil) // a hang fails the test run's timeout
+		start := time.Now()
+		deniedPath(cmd[:min(len(cmd), maxCommandBytes)], "/w", "/home/me", nil)
+		t.Logf("%.40q...: %v", cmd, time.Since(start)) // a hang fails the test run's timeout
 	}
 }
 
@@ -406,6 +418,51 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		// tilde after ':'; macOS's /private
 		"X=a:~/.ssh/id_rsa sh -c 'cat ${X#a:}'",
 		"cat /private/etc/sudoers /private/var/root/.ssh/id_rsa",
+		// second review: command strings in quotes
+		"bash -c 'cat /etc/shadow'",
+		"sh -c \"cat ~/.ssh/id_rsa\"",
+		"eval 'cat /etc/shadow'",
+		"find . -maxdepth 0 -exec sh -c 'cat /etc/shadow' \\;",
+		"sh -c \"bash -c 'cat /etc/{shadow,x}'\"",
+		// a '#' the splitter took for a comment
+		"echo \"$(echo \" #\")\"; cat /etc/{shadow,x}",
+		"echo ${x:- #}; cat /etc/{shadow,x}",
+		"echo $'\\' #'; cat /etc/{shadow,x}",
+		// lines the splitter dropped, spelled across lines
+		"echo $((1<<2))\ncat /etc/sh$(\n)adow\n2",
+		"cat <<$'EOF'\nhi\nEOF\necho '\n'; cat /etc/{shadow,x}",
+		"echo ${x:- #}'\n'; cat /etc/{shadow,x}",
+		"bash <<'EOF'\necho 'a\nb'; cat /etc/{shadow,x}\nEOF",
+		// ${HOME<op>} that is not home
+		"cat ${HOME:+}/etc/shadow",
+		"cat ${HOME+}/etc/shadow",
+		"cat ${HOME:0:0}/etc/shadow",
+		"cat ${HOME#$HOME}/etc/shadow",
+		"cat ${HOME%%/*}/etc/shadow",
+		"cat ${HOME::1}etc/shadow",
+		"cat ${PWD::1}etc/shadow",
+		// $! is a parameter, not indirection
+		"cat ${!:-/etc/shadow}",
+		// a NUL ends $'...'
+		"cat /etc/shadow$'\\0junk'",
+		"cat ~/.ssh$'\\0'/id_rsa",
+		"cat $'/etc/shadow\\x00.txt'",
+		"cat $'/etc/shadow\\c@'",
+		// $'\'' inside ${...}
+		"cat ${x:-$'\\''} /etc/{shadow,x}",
+		// procfs ids in braces
+		"cat /proc/${$}/roo{t,x}/etc/shadow",
+		"sleep 1 & cat /proc/$!/roo{t,x}/etc/shadow",
+		"cat /proc/${BASHPID}/roo{t,x}/etc/shadow /proc/${PPID}/roo{t,x}/etc/sudoers",
+		// tilde forms
+		"cat ~root/../etc/shadow",
+		"cat ~+/../home/me/.ssh/id_rsa",
+		// brackets, nested extglob, options spelled with quotes, nocaseglob
+		"cat /etc/[[=s=]]hadow /etc/[[.s.]]hadow",
+		"shopt -s extglob\ncat /etc/@(@(shadow))",
+		"shopt -s ext''glob\ncat /etc/@(shadow)",
+		"shopt -s dot''glob; cat ~/?ssh/id_rsa",
+		"shopt -s nocaseglob; cat /etc/SHADO[W]",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)

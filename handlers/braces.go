@@ -95,8 +95,9 @@ const (
 	// maxBraceSteps bounds the expansions (one per group met) of one
 	// command: a{1,2}{1,2}... doubles the work each time.
 	maxBraceSteps = 1024
-	// maxBraceScan bounds the bytes the search for groups reads for one
-	// command (the search from each '{' may read to the end of its word).
+	// maxBraceScan bounds the bytes the search for groups reads, and the
+	// expansion writes, for one command (the search from each '{' may
+	// read to the end of its word; a word may be copied 256 times).
 	maxBraceScan = 1 << 20
 	// maxBraceWords bounds the words one word expands to.
 	maxBraceWords = 256
@@ -122,32 +123,42 @@ type braceWork struct {
 	cut         bool // a bound was reached: words may be missing
 }
 
+// braceBudget is what the brace reading may spend; readings given the
+// same budget share it.
+type braceBudget struct {
+	e, st            braceWork // expansion, and the starred reading
+	extra, starExtra int       // words the expansion added; patterns the starred reading added beyond one per word
+}
+
+func newBraceBudget() *braceBudget {
+	return &braceBudget{
+		e:  braceWork{steps: maxBraceSteps, scan: maxBraceScan},
+		st: braceWork{steps: maxStarSteps, scan: maxStarScan},
+	}
+}
+
 // expandAll expands the braces of every word as bash would, and splits
-// each result at '=' and unquoted ',' as well (--key=~/.ssh/id,
+// each result at '=', ':' and unquoted ',' as well (--key=~/.ssh/id,
 // --files=a,/etc/shadow), returning the words unquoted. A word whose
 // expansion the bounds cut short is also read starred; tooComplex is the
 // first word that could not be read even so, "" if none.
-func expandAll(words []string) (out []string, tooComplex string) {
-	e := braceWork{steps: maxBraceSteps, scan: maxBraceScan}
-	// One budget for the starred readings of the whole command.
-	st := braceWork{steps: maxStarSteps, scan: maxStarScan}
-	extra, starExtra := 0, 0
+func (b *braceBudget) expandAll(words []string) (out []string, tooComplex string) {
 	for _, w := range words {
 		x := []string{w}
 		if strings.IndexByte(w, '{') >= 0 {
-			e.cut = false
-			if len(w) <= maxBraceWord && extra < maxBraceExtra {
-				x = e.expand(w)
-				extra += len(x) - 1
+			b.e.cut = false
+			if len(w) <= maxBraceWord && b.extra < maxBraceExtra {
+				x = b.e.expand(w)
+				b.extra += len(x) - 1
 			} else {
-				e.cut = true
+				b.e.cut = true
 			}
-			if e.cut {
+			if b.e.cut {
 				var stars []string
 				ok := false
-				if starExtra <= maxStarExtra {
-					stars, ok = st.star(w, false)
-					if starExtra += len(stars) - 1; starExtra > maxStarExtra {
+				if b.starExtra <= maxStarExtra {
+					stars, ok = b.st.star(w, false)
+					if b.starExtra += len(stars) - 1; b.starExtra > maxStarExtra {
 						stars, ok = nil, false
 					}
 				}
@@ -261,8 +272,14 @@ func (e *braceWork) expand(w string) []string {
 			}
 		}
 	}
+	// The words made are paid for from the scan budget: a long word
+	// copied 256 times over is work too.
 	out := make([]string, 0, len(tack))
 	for _, t := range tack {
+		if e.scan -= len(pre) + len(t); e.scan < 0 {
+			e.cut = true
+			return out
+		}
 		out = append(out, pre+t)
 	}
 	if post == "" {
@@ -272,7 +289,7 @@ func (e *braceWork) expand(w string) []string {
 	var all []string
 	for _, o := range out {
 		for _, r := range rest {
-			if len(all) == maxBraceWords {
+			if e.scan -= len(o) + len(r); len(all) == maxBraceWords || e.scan < 0 {
 				e.cut = true
 				return all
 			}
@@ -358,6 +375,9 @@ func (e *braceWork) star(w string, inName bool) (patterns []string, ok bool) {
 	}
 	for _, m := range mid {
 		for _, r := range rest {
+			if e.scan -= len(pre) + len(m) + len(r); e.scan < 0 {
+				return nil, false
+			}
 			patterns = append(patterns, pre+m+r)
 		}
 	}

@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"os/user"
 	"path"
 	"regexp"
+	goruntime "runtime"
 	"strings"
 	"unicode/utf8"
 
@@ -29,11 +31,6 @@ import (
 // It is a tripwire, not a sandbox (README): a path built at run time
 // (d=.ssh; cat ~/$d/id_rsa) is not seen.
 
-// homeRe matches the spellings of a home directory at the start of a word:
-// $HOME, ~ and ~user (the user name may be a glob: a word read starred
-// spells ~{root,x} ~*).
-var homeRe = regexp.MustCompile(`^(?:\$HOME\b|~[A-Za-z0-9._*?-]*)`)
-
 // otherHomes are the home directories of any user, "" standing for any
 // one component.
 var otherHomes = [][]string{{"root"}, {"var", "root"}, {"private", "var", "root"}, {"home", ""}, {"Users", ""}}
@@ -56,6 +53,12 @@ type denial struct {
 // read as "*" when the command turns extglob on.
 var extglobRe = regexp.MustCompile(`[@!+*?]\([^()]*\)`)
 
+// globOpts are the shell options a command turns on that change how a
+// glob reads; any mention of their names counts.
+type globOpts struct {
+	dotglob, nocase bool
+}
+
 func checkDenylist(command, workspace, home string, extra []string) denial {
 	var entries [][]string
 	for _, list := range [][]string{builtinDenylist, extra} {
@@ -63,22 +66,40 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 			entries = append(entries, entryPaths(e, home)...)
 		}
 	}
+	flat := flatWords(strings.ReplaceAll(command, "${HOME}", "$HOME"))
+	mentioned := strings.Join(flat, " ") // option names however quoted (ext''glob)
+	opts := globOpts{
+		dotglob: strings.Contains(mentioned, "dotglob") || strings.Contains(mentioned, "GLOBIGNORE"),
+		nocase:  strings.Contains(mentioned, "nocaseglob") || caseInsensitiveFS,
+	}
 	texts := []string{command}
 	if strings.Contains(command, "\\\n") {
 		texts = append(texts, strings.ReplaceAll(command, "\\\n", ""))
 	}
-	if strings.Contains(command, "extglob") {
+	if strings.Contains(mentioned, "extglob") {
 		for _, t := range texts {
-			texts = append(texts, extglobRe.ReplaceAllString(t, "*"))
+			for range maxSubstDepth { // nested groups, innermost first
+				u := extglobRe.ReplaceAllString(t, "*")
+				if u == t {
+					break
+				}
+				t = u
+			}
+			texts = append(texts, t)
 		}
 	}
-	var words []string
+	words := flat
 	tooComplex := ""
-	for _, t := range texts {
-		words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
+	// The relaxed readings, where too complex is no denial, share one
+	// budget: the command's length does not multiply it.
+	relaxed := newBraceBudget()
+	for i, t := range texts {
+		if i > 0 {
+			words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
+		}
 		main, _ := splitHeredocs(t)
-		ws, deep := shellWords(main)
-		x, c := expandAll(ws)
+		ws, quoted, deep := shellWords(main)
+		x, c := newBraceBudget().expandAll(ws)
 		words = append(words, x...)
 		if c != "" {
 			c = "the brace expansion of " + c
@@ -89,16 +110,26 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 		if tooComplex == "" {
 			tooComplex = c
 		}
+		// Relaxed: the text unsplit (the splitter may have misread a
+		// comment or a heredoc), each line alone (a stray quote in a
+		// comment or a heredoc body swallows no line after it), and the
+		// contents of quoted strings as commands (bash -c '...').
+		rest := []string{t}
 		if strings.IndexByte(t, '\n') >= 0 {
-			for line := range strings.SplitSeq(t, "\n") {
-				ws, _ := shellWords(line)
-				x, _ := expandAll(ws)
-				words = append(words, x...)
+			rest = append(rest, strings.Split(t, "\n")...)
+		}
+		rest = append(rest, quoted...)
+		for j := 0; j < len(rest) && j < maxRelaxedTexts; j++ {
+			ws, q, _ := shellWords(rest[j])
+			x, _ := relaxed.expandAll(ws)
+			words = append(words, x...)
+			if j >= 1 {
+				rest = append(rest, q...) // quotes inside quotes (sh -c "bash -c '...'")
 			}
 		}
 	}
-	dotglob := strings.Contains(command, "dotglob") || strings.Contains(command, "GLOBIGNORE")
 	seen := make(map[string]bool, len(words))
+	globs := globCache{}
 	for _, word := range words {
 		if seen[word] {
 			continue
@@ -110,7 +141,7 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 			}
 			pc := components(p)
 			for _, ec := range entries {
-				if namesEntry(pc, ec, dotglob) {
+				if globs.namesEntry(pc, ec, opts) {
 					return denial{word: word}
 				}
 			}
@@ -122,39 +153,84 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 	return denial{}
 }
 
+// maxRelaxedTexts bounds the texts the relaxed readings of one command
+// read: its lines and quoted strings, quoted strings inside those.
+const maxRelaxedTexts = 1 << 14
+
+// caseInsensitiveFS: macOS's disks ignore case by default, so ~/.SSH is
+// ~/.ssh there.
+var caseInsensitiveFS = goruntime.GOOS == "darwin"
+
+// tildeRe matches the tilde prefixes: ~, ~user, ~+ ($PWD) and ~- ($OLDPWD).
+var tildeRe = regexp.MustCompile(`^~(?:[+-]|[A-Za-z0-9._*?-]*)(?:/|$)`)
+
 // pathReadings returns the absolute, lexically clean paths a word may
-// name: a home spelling is the home directory; a relative word with ".."
-// is resolved against the workspace (the cwd), so ../../.ssh is seen (one
-// without ".." stays in the workspace); procfs aliases are followed (see
-// walkPath). A component that is a glob matching ".." (.?, .*: bash
-// before 5.2, macOS's 3.2, matches it) is also read as "..".
+// name: a home spelling is the home directory ($HOME, ~; ~user is that
+// user's home as the system says, and as /root, /home/user and
+// /Users/user); ~+ and ~- are the workspace (the cwd, and the cwd before
+// a cd); a relative word with ".." is resolved against the workspace, so
+// ../../.ssh is seen (one without ".." stays in the workspace); procfs
+// aliases are followed (see walkPath). A component that is a glob
+// matching ".." (.?, .*: bash before 5.2, macOS's 3.2, matches it) is
+// also read as "..".
 func pathReadings(word, workspace, home string) []string {
-	p := word
-	if loc := homeRe.FindStringIndex(p); loc != nil && (len(p) == loc[1] || p[loc[1]] == '/') {
-		if home == "" {
-			return nil
+	var bases []string
+	rest := word
+	if strings.HasPrefix(word, "$HOME") && (len(word) == 5 || word[5] == '/') {
+		bases, rest = []string{home}, word[5:]
+	} else if loc := tildeRe.FindStringIndex(word); loc != nil {
+		user := strings.TrimSuffix(word[1:loc[1]], "/")
+		rest = word[1+len(user):]
+		switch user {
+		case "":
+			bases = []string{home}
+		case "+", "-":
+			bases = []string{workspace}
+		default:
+			bases = userHomes(user, home)
 		}
-		p = home + p[loc[1]:]
-	} else if !strings.HasPrefix(p, "/") {
-		if workspace == "" || !strings.Contains(p, "..") {
-			return nil
-		}
-		p = workspace + "/" + p
+	} else if strings.HasPrefix(word, "/") {
+		bases = []string{""}
+	} else if workspace != "" && strings.Contains(word, "..") {
+		bases, rest = []string{workspace}, "/"+word
 	}
-	out := []string{walkPath(p, workspace, home)}
-	if strings.Contains(p, "/.") {
-		parts := strings.Split(p, "/")
-		changed := false
-		for i, c := range parts {
-			if len(c) > 1 && c[0] == '.' && c != ".." && strings.ContainsAny(c, "*?[") && globMatch(c, "..") {
-				parts[i], changed = "..", true
-			}
+	var out []string
+	for _, b := range bases {
+		if b == "" && !strings.HasPrefix(word, "/") {
+			continue // an unknown home
 		}
-		if changed {
-			out = append(out, walkPath(strings.Join(parts, "/"), workspace, home))
+		p := b + rest
+		out = append(out, walkPath(p, workspace, home))
+		if strings.Contains(p, "/.") {
+			parts := strings.Split(p, "/")
+			changed := false
+			for i, c := range parts {
+				if len(c) > 1 && c[0] == '.' && c != ".." && strings.ContainsAny(c, "*?[") && globMatch(c, "..") {
+					parts[i], changed = "..", true
+				}
+			}
+			if changed {
+				out = append(out, walkPath(strings.Join(parts, "/"), workspace, home))
+			}
 		}
 	}
 	return out
+}
+
+// userHomes returns the home directories ~user may be: the current
+// user's (a glob may stand for any name), the one the system gives, and
+// the usual places.
+func userHomes(name, home string) []string {
+	homes := []string{home, "/home/" + name, "/Users/" + name}
+	if name == "root" || strings.ContainsAny(name, "*?[") {
+		homes = append(homes, "/root", "/var/root")
+	}
+	if !strings.ContainsAny(name, "*?[") {
+		if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
+			homes = append(homes, u.HomeDir)
+		}
+	}
+	return homes
 }
 
 // walkPath cleans an absolute path lexically, following procfs aliases
@@ -162,11 +238,13 @@ func pathReadings(word, workspace, home string) []string {
 // .../cwd is the command's working directory, the workspace, for the
 // command's own processes (self, thread-self, $$, $BASHPID) and the home
 // directory for any other (hostcore's own cwd, often ~, is not known
-// here). Following them as it walks, a ".." after one climbs from where
-// it points, a "." or ".." before it does not hide it, and aliases of
+// here). A process left empty (${$} read as nothing: /proc//root) counts.
+// Following them as it walks, a ".." after one climbs from where it
+// points, a "." or ".." before it does not hide it, and aliases of
 // aliases are followed too. The components may be globs (/proc/*/roo[t]).
 func walkPath(p, workspace, home string) string {
 	var st []string
+	proc := false // st[0] is /proc
 	for c := range strings.SplitSeq(p, "/") {
 		switch c {
 		case "", ".":
@@ -178,18 +256,28 @@ func walkPath(p, workspace, home string) string {
 			continue
 		}
 		st = append(st, c)
-		if n := len(st); (n == 3 || n == 5 && globMatch(st[2], "task")) && globMatch(st[0], "proc") {
-			switch {
-			case globMatch(c, "root"):
-				st = st[:0]
-			case globMatch(c, "cwd"):
-				base := home
+		n := len(st)
+		if n == 1 {
+			proc = globMatch(c, "proc")
+		}
+		if !proc || n < 2 || n > 5 || n == 4 || n == 5 && !globMatch(st[2], "task") {
+			continue
+		}
+		switch {
+		case globMatch(c, "root"):
+			st = st[:0]
+		case globMatch(c, "cwd"):
+			base := home
+			if n == 2 {
+				base = workspace
+			} else {
 				switch st[1] {
 				case "self", "thread-self", "$$", "$BASHPID":
 					base = workspace
 				}
-				st = append(st[:0], components(base)...)
 			}
+			st = append(st[:0], components(base)...)
+			proc = len(st) > 0 && st[0] == "proc"
 		}
 	}
 	return "/" + strings.Join(st, "/")
@@ -226,12 +314,64 @@ func components(p string) []string {
 	return strings.Split(p, "/")
 }
 
+// globCache keeps what one check learned of its glob patterns: a long
+// pattern multiplied by brace expansion is met against every entry.
+type globCache map[string]compiledGlob
+
+type compiledGlob struct {
+	pattern string // path.Match's spelling
+	minLen  int    // the fewest bytes a name it matches has
+}
+
+func (g globCache) compile(p string) compiledGlob {
+	if c, ok := g[p]; ok {
+		return c
+	}
+	c := compiledGlob{pattern: bashGlob(p)}
+	for i := 0; i < len(c.pattern); i++ {
+		switch c.pattern[i] {
+		case '*':
+		case '\\':
+			i++
+			c.minLen++
+		case '[':
+			j := i + 1
+			for j < len(c.pattern) && c.pattern[j] != ']' {
+				if c.pattern[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j
+			c.minLen++
+		default:
+			c.minLen++
+		}
+	}
+	g[p] = c
+	return c
+}
+
+// match matches name against a bash glob pattern (see globMatch).
+func (g globCache) match(pattern, name string) bool {
+	if !strings.ContainsAny(pattern, "*?[\\") {
+		return pattern == name
+	}
+	c := g.compile(pattern)
+	if c.minLen > len(name) {
+		return false
+	}
+	ok, err := path.Match(c.pattern, name)
+	return ok || err != nil
+}
+
 // namesEntry says whether the path pc names the entry ec or something
 // inside it: each of ec's components is matched by pc's, read as a glob
 // pattern the way the shell reads it (a leading dot is matched only by a
-// pattern that starts with one, unless dotglob is on). A parent of the
-// entry does not name it: ls ~ is not sensitive.
-func namesEntry(pc, ec []string, dotglob bool) bool {
+// pattern that starts with one, unless dotglob is on; case is ignored
+// under nocaseglob and on macOS). A parent of the entry does not name it:
+// ls ~ is not sensitive.
+func (g globCache) namesEntry(pc, ec []string, o globOpts) bool {
 	if len(pc) < len(ec) {
 		return false
 	}
@@ -240,10 +380,13 @@ func namesEntry(pc, ec []string, dotglob bool) bool {
 		if got == want || want == "" {
 			continue
 		}
-		if !dotglob && strings.HasPrefix(want, ".") && !strings.HasPrefix(got, ".") {
+		if o.nocase {
+			got, want = strings.ToLower(got), strings.ToLower(want)
+		}
+		if !o.dotglob && strings.HasPrefix(want, ".") && !strings.HasPrefix(got, ".") {
 			return false
 		}
-		if !globMatch(got, want) {
+		if !g.match(got, want) {
 			return false
 		}
 	}
@@ -255,11 +398,7 @@ func namesEntry(pc, ec []string, dotglob bool) bool {
 // ']' in a bracket. A pattern it still cannot read matches (the check
 // fails closed).
 func globMatch(pattern, name string) bool {
-	if !strings.ContainsAny(pattern, "*?[\\") {
-		return pattern == name
-	}
-	ok, err := path.Match(bashGlob(pattern), name)
-	return ok || err != nil
+	return globCache{}.match(pattern, name)
 }
 
 // bashGlob rewrites a bash glob in path.Match's syntax.
@@ -308,9 +447,21 @@ func bracket(p string, open int) (int, string) {
 		case p[j] == '\\' && j+1 < len(p):
 			b.WriteString(p[j : j+2])
 			j++
-		case p[j] == '[' && j+1 < len(p) && p[j+1] == ':':
-			if k := strings.Index(p[j+2:], ":]"); k >= 0 {
-				b.WriteString(posixClass(p[j+2 : j+2+k]))
+		case p[j] == '[' && j+1 < len(p) && strings.IndexByte(":=.", p[j+1]) >= 0:
+			kind := p[j+1]
+			if k := strings.Index(p[j+2:], string(kind)+"]"); k >= 0 {
+				if inner := p[j+2 : j+2+k]; kind == ':' {
+					b.WriteString(posixClass(inner))
+				} else {
+					// [=c=] (equivalence class) and [.c.] (collating
+					// symbol) stand for c.
+					for _, r := range inner {
+						if strings.ContainsRune(`\]^-[`, r) {
+							b.WriteByte('\\')
+						}
+						b.WriteRune(r)
+					}
+				}
 				j += k + 3
 				continue
 			}
@@ -412,16 +563,18 @@ const maxSubstDepth = 8
 // command substitution, $(...) or `...`, stands for nothing in its word
 // (~/.ssh$(:)/id is ~/.ssh/id) and its own words are added after; a
 // parameter expansion ${...} stands for what its text shows (see param).
-// deep says the nesting went past maxSubstDepth.
-func shellWords(s string) (words []string, deep bool) {
+// quoted are the contents of its quoted strings; deep says the nesting
+// went past maxSubstDepth.
+func shellWords(s string) (words, quoted []string, deep bool) {
 	var r shellReader
 	r.read(s, 0)
-	return r.words, r.deep
+	return r.words, r.quoted, r.deep
 }
 
 type shellReader struct {
-	words []string
-	deep  bool
+	words  []string
+	quoted []string // the contents of quoted strings, to read as commands too (bash -c '...')
+	deep   bool
 }
 
 // read appends the words of s, then those its parameter operands and
@@ -469,7 +622,9 @@ func (r *shellReader) read(s string, depth int) (top int) {
 				}
 				j++
 			}
-			quoteInto(&w, ansiC(s[i+2:min(j, len(s))]))
+			text := ansiC(s[i+2 : min(j, len(s))])
+			quoteInto(&w, text)
+			r.quoted = append(r.quoted, text)
 			i = j
 			inWord = true
 		case ch == '$' && i+1 < len(s) && s[i+1] == '"':
@@ -496,10 +651,12 @@ func (r *shellReader) read(s string, depth int) (top int) {
 				j = len(s) - i - 1
 			}
 			quoteInto(&w, s[i+1:i+1+j])
+			r.quoted = append(r.quoted, s[i+1:i+1+j])
 			i += j + 1
 			inWord = true
 		case ch == '"':
 			w.WriteByte(qMark)
+			start := i + 1
 			for i++; i < len(s) && s[i] != '"'; i++ {
 				escaped := false
 				if s[i] == '\\' && i+1 < len(s) {
@@ -534,6 +691,7 @@ func (r *shellReader) read(s string, depth int) (top int) {
 					w.WriteByte(quoteByte(s[i]))
 				}
 			}
+			r.quoted = append(r.quoted, s[start:min(i, len(s))])
 			inWord = true
 		case strings.IndexByte(" \t\n\r;&|()<>", ch) >= 0:
 			flush()
@@ -554,16 +712,17 @@ func (r *shellReader) read(s string, depth int) (top int) {
 // and returns extra with the words to read on their own added. The value
 // is not known: it is read as what the text shows.
 //
-//   - ${x} is empty (${x}/etc/shadow is /etc/shadow); ${HOME...} is $HOME
-//     whatever the operator, HOME being set.
+//   - ${x} is empty (${x}/etc/shadow is /etc/shadow); ${HOME} is $HOME,
+//     and so is ${HOME:-word} and the like, HOME being set; ${HOME:+...}
+//     and ${HOME%...} and the like are also empty, "/" or the operand.
 //   - ${x:-word}, ${x:=word} and ${x:?word} are word; ${x-word},
 //     ${x=word}, ${x?word}, ${x+word}, ${x:+word} are word or empty; a
 //     replacement ${x/pattern/word} is word or empty. "Or" is a brace
 //     group of the readings, which expandAll expands (${x-/etc}/shadow
 //     is read as /shadow and as /etc/shadow). An operand of more than one
 //     word is not part of the word; its words are read on their own.
-//   - any other operator (${x#pat}, ${x%pat}, ${x^}, ${#x}, ${!x}) is
-//     empty, and its operand's words are read on their own.
+//   - any other operator (${x#pat}, ${x%pat}, ${x:1:2}, ${#x}, ${!x})
+//     is empty or "/", and its operand's words are read on their own.
 //
 // A comma in the text is marked qHidden (see read's subst).
 func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []string) []string {
@@ -582,9 +741,16 @@ func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []
 		operand = replacement(operand)
 	}
 	var alts []string
-	if name == "HOME" {
-		alts = append(alts, "$HOME")
-	} else if kind != "word" {
+	switch {
+	case name == "HOME" && (kind == "none" || kind == "word" || op == "-" || op == "=" || op == "?"):
+		alts = append(alts, "$HOME") // set: its value
+	case name == "HOME":
+		alts = append(alts, "$HOME", qMarkStr, "/") // ${HOME:+}, ${HOME%%/*}, ${HOME::1}
+	case kind == "other":
+		// A part of the value: empty, "/" (${PWD::1}etc/shadow), or
+		// the whole.
+		alts = append(alts, qMarkStr, "/")
+	case kind != "word":
 		alts = append(alts, qMarkStr)
 	}
 	if operand != "" {
@@ -634,8 +800,8 @@ var paramOps = []string{":-", ":=", ":?", ":+", "//", "/#", "/%", "##", "%%", "^
 // operator and its operand. ${#x} and ${!x} (length, indirection) have
 // the operator "#" or "!" and x for operand.
 func splitParam(body string) (name, op, operand string) {
-	if len(body) > 1 && (body[0] == '#' || body[0] == '!') {
-		return "", body[:1], body[1:]
+	if len(body) > 1 && (body[0] == '#' || body[0] == '!') && (isNameByte(body[1]) || strings.IndexByte("@*#?$!-", body[1]) >= 0 && (len(body) == 2 || body[1] == '@' || body[1] == '*')) {
+		return "", body[:1], body[1:] // ${#x}, ${!x}, ${!prefix@}; not ${!:-x} ($!)
 	}
 	i := 0
 	switch {
@@ -699,6 +865,12 @@ func matching(s string, open int) int {
 		switch s[i] {
 		case '\\':
 			i++
+		case '$':
+			if i+1 < len(s) && s[i+1] == '\'' { // $'...' has escaped quotes
+				if i = ansiCEnd(s, i+2); i >= len(s) {
+					return len(s)
+				}
+			}
 		case '\'', '`':
 			j := strings.IndexByte(s[i+1:], s[i])
 			if j < 0 {
@@ -725,6 +897,17 @@ func matching(s string, open int) int {
 	return len(s)
 }
 
+// ansiCEnd returns the index of the quote that ends a $'...' string whose
+// body starts at s[i], or len(s).
+func ansiCEnd(s string, i int) int {
+	for ; i < len(s) && s[i] != '\''; i++ {
+		if s[i] == '\\' {
+			i++
+		}
+	}
+	return min(i, len(s))
+}
+
 // splitHeredocs returns the command with its heredoc bodies and comments
 // taken out, and the bodies. Bash reads neither as words of the command
 // (a body is data, read as such only when fed to a shell: the line by
@@ -746,6 +929,15 @@ func splitHeredocs(s string) (main string, bodies []string) {
 		case ch == '\\' && i+1 < len(s):
 			b.WriteString(s[i : i+2])
 			i++
+		case ch == '$' && i+1 < len(s) && s[i+1] == '\'':
+			end := min(ansiCEnd(s, i+2)+1, len(s))
+			b.WriteString(s[i:end])
+			i = end - 1
+		case ch == '$' && i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '('):
+			// Whole: a '#' in it is no comment, a '<<' no heredoc.
+			end := matching(s, i+1)
+			b.WriteString(s[i:end])
+			i = end - 1
 		case ch == '\'':
 			end := len(s)
 			if j := strings.IndexByte(s[i+1:], '\''); j >= 0 {
@@ -756,8 +948,11 @@ func splitHeredocs(s string) (main string, bodies []string) {
 		case ch == '"':
 			start := i
 			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' {
+				switch {
+				case s[i] == '\\':
 					i++
+				case s[i] == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
+					i = matching(s, i+1) - 1
 				}
 			}
 			b.WriteString(s[start:min(i+1, len(s))])
@@ -878,7 +1073,13 @@ func ansiC(b string) string {
 			}
 		}
 	}
-	return out.String()
+	// Bash ends the string at a NUL it decodes ($'/etc/shadow\0x' is
+	// /etc/shadow).
+	r := out.String()
+	if n := strings.IndexByte(r, 0); n >= 0 {
+		r = r[:n]
+	}
+	return r
 }
 
 func isHex(c byte) bool { return hexVal(c) >= 0 }
