@@ -154,8 +154,9 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 }
 
 // maxRelaxedTexts bounds the texts the relaxed readings of one command
-// read: its lines and quoted strings, quoted strings inside those.
-const maxRelaxedTexts = 1 << 14
+// read: its lines and quoted strings, quoted strings inside those (a
+// command of 128 KiB has at most 64 Ki lines: all are read).
+const maxRelaxedTexts = 1 << 17
 
 // caseInsensitiveFS: macOS's disks ignore case by default, so ~/.SSH is
 // ~/.ssh there.
