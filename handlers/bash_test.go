@@ -298,6 +298,12 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		strings.Repeat("ls /*"+strings.Repeat("a", 2000)+strings.Repeat("{a,b,c,d}", 4)+"/x/y /*"+strings.Repeat("a", 2000)+strings.Repeat("{c,d}", 8)+"/x/y\n", 28),
 		strings.Repeat("echo "+strings.Repeat("{a,b}", 700)+"\n", 36) + "\\\nextglob",
 		strings.Repeat("{1..256}\n", 14000),
+		// third review: quoted substitutions nested in quotes, each read
+		// again as a command (80 s)
+		"echo '" + strings.Repeat("\"$(", maxCommandBytes/3),
+		strings.Repeat("$(\"", maxCommandBytes/3),
+		strings.Repeat("\"$((", maxCommandBytes/4),
+		strings.Repeat("<<E \"$(\n", maxCommandBytes/8),
 	} {
 		start := time.Now()
 		deniedPath(cmd[:min(len(cmd), maxCommandBytes)], "/w", "/home/me", nil)
@@ -463,6 +469,39 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"shopt -s ext''glob\ncat /etc/@(shadow)",
 		"shopt -s dot''glob; cat ~/?ssh/id_rsa",
 		"shopt -s nocaseglob; cat /etc/SHADO[W]",
+		// third review: $HOME, $PWD and a tilde inside a word
+		"cat /$HOME/.ssh/id_rsa",
+		"cat \"/$HOME/.ssh/id_rsa\" /tmp/..$HOME/.aws/credentials",
+		"cat /proc/self/root$HOME/.ssh/id_rsa",
+		"cat /${x:-~}/.ssh/id_rsa",
+		"cat $PWD/../../../etc/shadow",
+		// an operand of several words joins the text around it
+		"cat /etc/${x:-shadow .}",
+		"cat /etc/${x/*/shadow .}",
+		"cat ~/${x:-.ssh/id_rsa .}",
+		// a carriage return is no blank to bash
+		"cat /etc/{shadow,\r}",
+		"cat /etc/shado[w\r]",
+		// values that are commands, with bash's escapes removed
+		"bash -c \"cat /etc/sha\\\"\\\"dow\"",
+		"bash -c \"cat /etc/sha\\`\\`dow\"",
+		"bash <<< \"cat /etc/sha\\\"\\\"dow\"",
+		"bash -c cat\\ /etc/sha\\\"\\\"dow",
+		"eval cat\\ /etc/sha\\'\\'dow",
+		"bash -c ${x:-'cat /etc/sha\"\"dow'}",
+		"bash -c ${x:-$'cat /etc/sha\\x64ow'}",
+		"echo `cat /etc/sha\\$(:)dow`",
+		"bash <<EOF\ncat /etc/sha\\`\\`dow\nEOF",
+		"bash <<EOF\ncat ~/.ss\\$(:)h/id_rsa\nEOF",
+		// $IFS splits words
+		"cat$IFS/etc/shadow",
+		"cat${IFS}/etc/shadow",
+		// glob options however spelled
+		"shopt -s dot{glob,x}; cat ~/?ssh/id_rsa",
+		"shopt -s $'dot\\x67lob'; cat ~/?ssh/id_rsa",
+		"declare GLOB{IGNORE,}=.; cat ~/?ssh/id_rsa",
+		"shopt -s ext{glob,}\ncat /etc/@(shadow)",
+		"shopt -s nocase{glob,}; cat /etc/SHADO[W]",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)
@@ -474,7 +513,16 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 	for i := range 40 {
 		recs = append(recs, fmt.Sprintf(`{"id":%d,"name":"user %d","score":0.5,"tags":["a","b"],"meta":{"x":1,"y":2}}`, i, i))
 	}
+	var script strings.Builder
+	for i := range 70 {
+		v := string(rune('A' + i%26))
+		fmt.Fprintf(&script, "v=\"${IN%s%%.*}\"; [ -n \"${v#*/}\" ] && echo \"${v##*/} ${v:0:3} ${v//_/-}\" >> out.txt\n", v)
+	}
+	script.WriteString(`echo "${A%/*}/${B#v}/${C,,}/${D^^}/${E//x/y}/${F-z}/${G:0:2}/f"`)
 	for _, cmd := range []string{
+		script.String(),
+		`echo "${a#v}.${b#v}.${c#v}.${d#v}.${e#v}.${f#v}.${g#v}.${h#v}.${i#v}"`,
+		`echo "${a-1}.${b-2}.${c-3}.${d-4}.${e-5}.${f-6}"`,
 		"cat > d.json <<'EOF'\n[" + strings.Join(recs, ",") + "]\nEOF\necho done",
 		"cat > d.json <<EOF\n[" + strings.Join(recs, ",") + "]\nEOF",
 		"cat > d.json <<-\"EOF\"\n\t[" + strings.Join(recs, ",") + "]\n\tEOF\n",

@@ -176,7 +176,8 @@ func (b *braceBudget) expandAll(words []string) (out []string, tooComplex string
 }
 
 // dropVars reads the variables of an expanded word ($name; bash expands
-// them after braces, so {$HO,x}ME is $HOME): $HOME and the process ids
+// them after braces, so {$HO,x}ME is $HOME): $HOME, $PWD, $OLDPWD (the
+// workspace, see pathReadings) and the process ids
 // ($BASHPID, $PPID: /proc/$PPID/root is an alias of /) stay as they are,
 // any other variable is read as empty, its value not being known
 // ($x/etc/shadow is read as /etc/shadow), and so are the positional and
@@ -205,7 +206,7 @@ func dropVars(w string) string {
 			j++
 		}
 		switch w[i+1 : j] {
-		case "HOME", "BASHPID", "PPID":
+		case "HOME", "PWD", "OLDPWD", "BASHPID", "PPID":
 			b.WriteString(w[i:j])
 		}
 		i = j - 1
@@ -342,8 +343,10 @@ func (e *braceWork) star(w string, inName bool) (patterns []string, ok bool) {
 		named := endsInName(pre, inName)
 		for _, a := range e.alts(amble) {
 			// Text that goes on a variable's name ($HO{ME,x}) is not
-			// starred: the name is read after braces.
-			if plainAlt(a) && !named {
+			// starred: the name is read after braces. An empty
+			// alternative is, when a plain character next to the group
+			// keeps its component from vanishing or becoming a dot.
+			if !named && (plainAlt(a) || emptyAlt(a) && (plainEnd(pre) || plainStart(post))) {
 				starred = true
 				continue
 			}
@@ -420,6 +423,36 @@ func plainAlt(a string) bool {
 // does not split at: quoted, escaped, or inside a substitution.
 func hiddenComma(amble string) bool {
 	return strings.IndexByte(amble, qComma) >= 0 || strings.IndexByte(amble, qHidden) >= 0
+}
+
+// emptyAlt says whether an alternative is empty once unquoted.
+func emptyAlt(a string) bool {
+	for i := 0; i < len(a); i++ {
+		if a[i] != qMark && a[i] != qHidden {
+			return false
+		}
+	}
+	return true
+}
+
+// plainEnd and plainStart say whether text ends (starts) with a
+// character that is part of a component's name and no dot.
+func plainEnd(text string) bool {
+	for i := len(text) - 1; i >= 0; i-- {
+		if c := text[i]; c != qMark && c != qHidden {
+			return isNameByte(c) || c == '-'
+		}
+	}
+	return false
+}
+
+func plainStart(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c != qMark && c != qHidden {
+			return isNameByte(c) || c == '-'
+		}
+	}
+	return false
 }
 
 // group finds the first brace group of w that bash expands: the first

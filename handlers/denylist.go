@@ -67,16 +67,13 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 		}
 	}
 	flat := flatWords(strings.ReplaceAll(command, "${HOME}", "$HOME"))
-	mentioned := strings.Join(flat, " ") // option names however quoted (ext''glob)
-	opts := globOpts{
-		dotglob: strings.Contains(mentioned, "dotglob") || strings.Contains(mentioned, "GLOBIGNORE"),
-		nocase:  strings.Contains(mentioned, "nocaseglob") || caseInsensitiveFS,
-	}
 	texts := []string{command}
 	if strings.Contains(command, "\\\n") {
 		texts = append(texts, strings.ReplaceAll(command, "\\\n", ""))
 	}
-	if strings.Contains(mentioned, "extglob") {
+	// Extended glob groups (@(shadow)) are read as "*" wherever they
+	// appear: whether extglob is on cannot be told from the text.
+	if extglobRe.MatchString(command) {
 		for _, t := range texts {
 			for range maxSubstDepth { // nested groups, innermost first
 				u := extglobRe.ReplaceAllString(t, "*")
@@ -91,13 +88,16 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 	words := flat
 	tooComplex := ""
 	// The relaxed readings, where too complex is no denial, share one
-	// budget: the command's length does not multiply it.
+	// budget, and the texts they read are bounded in number and bytes:
+	// the command's length and nesting do not multiply the work.
 	relaxed := newBraceBudget()
+	relaxedBytes := maxRelaxedBytes
+	read := map[string]bool{}
 	for i, t := range texts {
 		if i > 0 {
 			words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
 		}
-		main, _ := splitHeredocs(t)
+		main, bodies := splitHeredocs(t)
 		ws, quoted, deep := shellWords(main)
 		x, c := newBraceBudget().expandAll(ws)
 		words = append(words, x...)
@@ -112,21 +112,37 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 		}
 		// Relaxed: the text unsplit (the splitter may have misread a
 		// comment or a heredoc), each line alone (a stray quote in a
-		// comment or a heredoc body swallows no line after it), and the
-		// contents of quoted strings as commands (bash -c '...').
+		// comment or a heredoc body swallows no line after it), heredoc
+		// bodies as the shell they may be fed to gets them, the contents
+		// of quoted strings and every word holding a blank as commands
+		// (bash -c '...', bash -c cat\ /etc/shadow).
 		rest := []string{t}
 		if strings.IndexByte(t, '\n') >= 0 {
 			rest = append(rest, strings.Split(t, "\n")...)
 		}
-		rest = append(rest, quoted...)
-		for j := 0; j < len(rest) && j < maxRelaxedTexts; j++ {
+		rest = append(append(rest, bodies...), quoted...)
+		rest = appendCommandWords(rest, x)
+		for j := 0; j < len(rest) && j < maxRelaxedTexts && relaxedBytes > 0; j++ {
+			if read[rest[j]] {
+				continue
+			}
+			read[rest[j]] = true
+			relaxedBytes -= len(rest[j])
 			ws, q, _ := shellWords(rest[j])
 			x, _ := relaxed.expandAll(ws)
 			words = append(words, x...)
 			if j >= 1 {
-				rest = append(rest, q...) // quotes inside quotes (sh -c "bash -c '...'")
+				// quotes inside quotes (sh -c "bash -c '...'")
+				rest = appendCommandWords(append(rest, q...), x)
 			}
 		}
+	}
+	// Shell options that change how globs read, however spelled
+	// (ext''glob, dot{glob,x}, $'dot\x67lob').
+	mentioned := strings.Join(words, " ")
+	opts := globOpts{
+		dotglob: strings.Contains(mentioned, "dotglob") || strings.Contains(mentioned, "GLOBIGNORE"),
+		nocase:  strings.Contains(mentioned, "nocaseglob") || caseInsensitiveFS,
 	}
 	seen := make(map[string]bool, len(words))
 	globs := globCache{}
@@ -153,6 +169,21 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 	return denial{}
 }
 
+// maxRelaxedBytes bounds the bytes the relaxed readings of one command
+// read, all texts together: four times the longest command.
+const maxRelaxedBytes = 4 * maxCommandBytes
+
+// appendCommandWords appends the words that hold a blank: values that may
+// be commands (bash -c cat\ /etc/shadow, eval "$x").
+func appendCommandWords(texts, words []string) []string {
+	for _, w := range words {
+		if strings.ContainsAny(w, " \t\n") {
+			texts = append(texts, w)
+		}
+	}
+	return texts
+}
+
 // maxRelaxedTexts bounds the texts the relaxed readings of one command
 // read: its lines and quoted strings, quoted strings inside those (a
 // command of 128 KiB has at most 64 Ki lines: all are read).
@@ -166,7 +197,7 @@ var caseInsensitiveFS = goruntime.GOOS == "darwin"
 var tildeRe = regexp.MustCompile(`^~(?:[+-]|[A-Za-z0-9._*?-]*)(?:/|$)`)
 
 // pathReadings returns the absolute, lexically clean paths a word may
-// name: a home spelling is the home directory ($HOME, ~; ~user is that
+// name: a home spelling is the home directory ($HOME anywhere, ~; ~user is that
 // user's home as the system says, and as /root, /home/user and
 // /Users/user); ~+ and ~- are the workspace (the cwd, and the cwd before
 // a cd); a relative word with ".." is resolved against the workspace, so
@@ -175,6 +206,14 @@ var tildeRe = regexp.MustCompile(`^~(?:[+-]|[A-Za-z0-9._*?-]*)(?:/|$)`)
 // matching ".." (.?, .*: bash before 5.2, macOS's 3.2, matches it) is
 // also read as "..".
 func pathReadings(word, workspace, home string) []string {
+	if strings.Contains(word, "$") {
+		word = homeVars.ReplaceAllStringFunc(word, func(v string) string {
+			if v == "$HOME" {
+				return home
+			}
+			return workspace // $PWD, $OLDPWD
+		})
+	}
 	var bases []string
 	rest := word
 	if strings.HasPrefix(word, "$HOME") && (len(word) == 5 || word[5] == '/') {
@@ -217,6 +256,10 @@ func pathReadings(word, workspace, home string) []string {
 	}
 	return out
 }
+
+// homeVars matches $HOME, $PWD and $OLDPWD anywhere in a word
+// (/$HOME/.ssh is //home/me/.ssh).
+var homeVars = regexp.MustCompile(`\$(?:HOME|PWD|OLDPWD)\b`)
 
 // userHomes returns the home directories ~user may be: the current
 // user's (a glob may stand for any name), the one the system gives, and
@@ -541,7 +584,7 @@ func flatWords(s string) []string {
 				w.WriteByte(s[i])
 			}
 			inWord = true
-		case strings.IndexByte(" \t\n\r;&|()<>=,`", ch) >= 0:
+		case strings.IndexByte(" \t\n;&|()<>=,`", ch) >= 0:
 			flush()
 		default:
 			w.WriteByte(ch)
@@ -636,6 +679,11 @@ func (r *shellReader) read(s string, depth int) (top int) {
 			i = end - 1
 		case ch == '$' && i+1 < len(s) && s[i+1] == '{':
 			end := matching(s, i+1)
+			if n, _, _ := splitParam(strings.TrimSuffix(s[i+2:end], "}")); n == "IFS" {
+				flush() // ${IFS} splits, like $IFS
+				i = end - 1
+				continue
+			}
 			extra = r.param(&w, s[i:end], depth, extra)
 			i = end - 1
 			inWord = true
@@ -644,7 +692,7 @@ func (r *shellReader) read(s string, depth int) (top int) {
 			if j < 0 {
 				j = len(s) - i - 1
 			}
-			subst(s[i+1 : i+1+j])
+			subst(unescapeIn(s[i+1:i+1+j], "$`\\"))
 			i += j + 1
 		case ch == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
@@ -684,7 +732,7 @@ func (r *shellReader) read(s string, depth int) (top int) {
 					if j < 0 {
 						j = len(s) - i - 1
 					}
-					subst(s[i+1 : i+1+j])
+					subst(unescapeIn(s[i+1:i+1+j], "$`\\"))
 					i += j
 				case s[i] == '$':
 					w.WriteByte('$') // $name is expanded in double quotes
@@ -692,10 +740,15 @@ func (r *shellReader) read(s string, depth int) (top int) {
 					w.WriteByte(quoteByte(s[i]))
 				}
 			}
-			r.quoted = append(r.quoted, s[start:min(i, len(s))])
+			r.quoted = append(r.quoted, unescapeIn(s[start:min(i, len(s))], "$`\"\\\n"))
 			inWord = true
-		case strings.IndexByte(" \t\n\r;&|()<>", ch) >= 0:
+		case strings.IndexByte(" \t\n;&|()<>", ch) >= 0:
 			flush()
+		case ch == '$' && strings.HasPrefix(s[i:], "$IFS") && (i+4 == len(s) || !isNameByte(s[i+4])):
+			// $IFS splits the word it is in: cat$IFS/etc/shadow runs
+			// cat on /etc/shadow.
+			flush()
+			i += 3
 		default:
 			w.WriteByte(ch)
 			inWord = true
@@ -722,8 +775,9 @@ func (r *shellReader) read(s string, depth int) (top int) {
 //     group of the readings, which expandAll expands (${x-/etc}/shadow
 //     is read as /shadow and as /etc/shadow). An operand of more than one
 //     word is not part of the word; its words are read on their own.
-//   - any other operator (${x#pat}, ${x%pat}, ${x:1:2}, ${#x}, ${!x})
-//     is empty or "/", and its operand's words are read on their own.
+//   - a substring ${x:1:2} is empty or "/"; any other operator (${x#pat},
+//     ${x%pat}, ${x^^}, ${#x}, ${!x}) is empty; their operands' words are
+//     read on their own.
 //
 // A comma in the text is marked qHidden (see read's subst).
 func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []string) []string {
@@ -747,9 +801,8 @@ func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []
 		alts = append(alts, "$HOME") // set: its value
 	case name == "HOME":
 		alts = append(alts, "$HOME", qMarkStr, "/") // ${HOME:+}, ${HOME%%/*}, ${HOME::1}
-	case kind == "other":
-		// A part of the value: empty, "/" (${PWD::1}etc/shadow), or
-		// the whole.
+	case op == ":":
+		// A substring: empty, "/" (${PWD::1}etc/shadow), or more.
 		alts = append(alts, qMarkStr, "/")
 	case kind != "word":
 		alts = append(alts, qMarkStr)
@@ -758,9 +811,23 @@ func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []
 		sub := shellReader{}
 		top := sub.read(operand, depth+1)
 		r.deep = r.deep || sub.deep
-		if top == 1 && kind != "other" && kind != "none" {
-			alts = append(alts, markGroupChars(sub.words[0]))
-			extra = append(extra, sub.words[1:]...)
+		r.quoted = append(r.quoted, sub.quoted...)
+		if top >= 1 && kind != "other" && kind != "none" {
+			// Of several words, the first joins the text before and the
+			// last the text after (${x:-a b}c is a and bc): both are read
+			// in the word, every one on its own too.
+			for _, k := range []int{0, top - 1}[:min(top, 2)] {
+				op := sub.words[k]
+				if strings.HasPrefix(op, "~") && (len(op) == 1 || op[1] == '/') {
+					op = "$HOME" + op[1:] // bash expands a tilde there
+				}
+				alts = append(alts, markGroupChars(op))
+			}
+			if top > 1 {
+				extra = append(extra, sub.words...)
+			} else {
+				extra = append(extra, sub.words[1:]...)
+			}
 		} else {
 			extra = append(extra, sub.words...)
 		}
@@ -849,6 +916,25 @@ func replacement(operand string) string {
 	return ""
 }
 
+// unescapeIn removes the backslashes before the characters of set, as
+// bash does in double quotes ("$`\"\\\n") and in backquotes ("$`\\").
+func unescapeIn(s, set string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(set, s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 func isNameStart(c byte) bool { return c == '_' || isAlpha(c) }
 func isNameByte(c byte) bool  { return isNameStart(c) || isDigit(c) }
 
@@ -910,7 +996,7 @@ func ansiCEnd(s string, i int) int {
 }
 
 // splitHeredocs returns the command with its heredoc bodies and comments
-// taken out, and the bodies. Bash reads neither as words of the command
+// taken out, and the bodies (an unquoted one as bash hands it on). Bash reads neither as words of the command
 // (a body is data, read as such only when fed to a shell: the line by
 // line reading covers that), and minified JSON written through a heredoc
 // would otherwise be brace expansion too large to read.
@@ -920,8 +1006,8 @@ func splitHeredocs(s string) (main string, bodies []string) {
 	}
 	var b strings.Builder
 	type doc struct {
-		delim string
-		tabs  bool
+		delim        string
+		tabs, quoted bool
 	}
 	var pending []doc
 	for i := 0; i < len(s); i++ {
@@ -973,7 +1059,11 @@ func splitHeredocs(s string) (main string, bodies []string) {
 				k++
 			}
 			var delim strings.Builder
+			quoted := false
 			for k < len(s) && strings.IndexByte(" \t\n;&|()<>", s[k]) < 0 {
+				if strings.IndexByte(`'"\`, s[k]) >= 0 {
+					quoted = true
+				}
 				switch s[k] {
 				case '\'', '"':
 					q := s[k]
@@ -992,7 +1082,7 @@ func splitHeredocs(s string) (main string, bodies []string) {
 			}
 			b.WriteString(s[i:min(k, len(s))])
 			if delim.Len() > 0 {
-				pending = append(pending, doc{delim.String(), tabs})
+				pending = append(pending, doc{delim.String(), tabs, quoted})
 			}
 			i = k - 1
 		case ch == '\n' && len(pending) > 0:
@@ -1017,7 +1107,13 @@ func splitHeredocs(s string) (main string, bodies []string) {
 					body.WriteString(line)
 					body.WriteByte('\n')
 				}
-				bodies = append(bodies, body.String())
+				if d.quoted {
+					bodies = append(bodies, body.String())
+				} else {
+					// What the shell it is fed to gets: \$, \` and \\
+					// unescaped, continued lines joined.
+					bodies = append(bodies, unescapeIn(body.String(), "$`\\\n"))
+				}
 			}
 			pending = nil
 			i-- // the loop steps past the last newline taken
