@@ -101,9 +101,13 @@ func bashExpand(t *testing.T, bash string, words []string) [][]string {
 	}
 	var res [][]string
 	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, len(out)+1) // a word may expand to a line of any length
 	for sc.Scan() {
 		l := strings.TrimSuffix(strings.TrimPrefix(sc.Text(), "<"), ">")
 		res = append(res, strings.Split(l, "><"))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading bash's output: %v", err)
 	}
 	if len(res) != len(words) {
 		t.Fatalf("bash printed %d lines for %d words; stderr:\n%s", len(res), len(words), stderr.Bytes())
