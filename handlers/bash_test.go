@@ -502,8 +502,19 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"declare GLOB{IGNORE,}=.; cat ~/?ssh/id_rsa",
 		"shopt -s ext{glob,}\ncat /etc/@(shadow)",
 		"shopt -s nocase{glob,}; cat /etc/SHADO[W]",
+		// a code review: ${PWD} like $PWD, /proc/<empty>/task/<t>/root,
+		// a negated [:cntrl:]
+		"cat ${PWD}/../../../root/.ssh/id_rsa",
+		"cat /proc/${x}/task/1/r{oot,x}/etc/shadow",
+		"cat /etc/shado[![:cntrl:]]",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
+			t.Errorf("deniedPath(%q) allowed it", cmd)
+		}
+	}
+	// In a workspace under home: ${PWD} is the workspace, like $PWD.
+	for _, cmd := range []string{"cat ${PWD}/../.ssh/id_rsa", "cat ${OLDPWD}/../.ssh/id_rsa", "cat $PWD/../.ssh/id_rsa"} {
+		if deniedPath(cmd, "/home/me/proj", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)
 		}
 	}
@@ -523,6 +534,9 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		script.String(),
 		`echo "${a#v}.${b#v}.${c#v}.${d#v}.${e#v}.${f#v}.${g#v}.${h#v}.${i#v}"`,
 		`echo "${a-1}.${b-2}.${c-3}.${d-4}.${e-5}.${f-6}"`,
+		// a backquote in double quotes ended one byte early, and the
+		// quoted braces after it were read as a group
+		"echo \"`date` " + strings.Repeat("{/a,/b}", 10) + " `date`\"",
 		"cat > d.json <<'EOF'\n[" + strings.Join(recs, ",") + "]\nEOF\necho done",
 		"cat > d.json <<EOF\n[" + strings.Join(recs, ",") + "]\nEOF",
 		"cat > d.json <<-\"EOF\"\n\t[" + strings.Join(recs, ",") + "]\n\tEOF\n",

@@ -158,7 +158,7 @@ func (b *braceBudget) expandAll(words []string) (out []string, tooComplex string
 				ok := false
 				if b.starExtra <= maxStarExtra {
 					stars, ok = b.st.star(w, false)
-					if b.starExtra += len(stars) - 1; b.starExtra > maxStarExtra {
+					if b.starExtra += max(len(stars)-1, 0); b.starExtra > maxStarExtra {
 						stars, ok = nil, false
 					}
 				}
@@ -244,9 +244,9 @@ func (e *braceWork) expand(w string) []string {
 	pre, amble, post := w[:open], w[open+1:close], w[close+1:]
 	var tack []string
 	if strings.IndexByte(amble, ',') < 0 {
-		seq, ok := braceSeq(amble, maxBraceWords)
-		if len(seq) == maxBraceWords {
-			e.cut = true
+		seq, ok := braceSeq(amble, maxBraceWords+1)
+		if len(seq) > maxBraceWords {
+			seq, e.cut = seq[:maxBraceWords], true
 		}
 		switch {
 		case ok:
@@ -267,7 +267,7 @@ func (e *braceWork) expand(w string) []string {
 	} else {
 		for _, a := range e.alts(amble) {
 			tack = append(tack, e.expand(a)...)
-			if len(tack) >= maxBraceWords {
+			if len(tack) > maxBraceWords {
 				tack, e.cut = tack[:maxBraceWords], true
 				break
 			}

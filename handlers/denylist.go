@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"os/user"
 	"path"
 	"regexp"
@@ -66,7 +67,6 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 			entries = append(entries, entryPaths(e, home)...)
 		}
 	}
-	flat := flatWords(strings.ReplaceAll(command, "${HOME}", "$HOME"))
 	texts := []string{command}
 	if strings.Contains(command, "\\\n") {
 		texts = append(texts, strings.ReplaceAll(command, "\\\n", ""))
@@ -85,7 +85,7 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 			texts = append(texts, t)
 		}
 	}
-	words := flat
+	var words []string
 	tooComplex := ""
 	// The relaxed readings, where too complex is no denial, share one
 	// budget, and the texts they read are bounded in number and bytes:
@@ -93,10 +93,8 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 	relaxed := newBraceBudget()
 	relaxedBytes := maxRelaxedBytes
 	read := map[string]bool{}
-	for i, t := range texts {
-		if i > 0 {
-			words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
-		}
+	for _, t := range texts {
+		words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
 		main, bodies := splitHeredocs(t)
 		ws, quoted, deep := shellWords(main)
 		x, c := newBraceBudget().expandAll(ws)
@@ -105,7 +103,7 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 			c = "the brace expansion of " + c
 		}
 		if deep {
-			c = "a nesting of substitutions and parameter expansions deeper than 8"
+			c = fmt.Sprintf("a nesting of substitutions and parameter expansions deeper than %d", maxSubstDepth)
 		}
 		if tooComplex == "" {
 			tooComplex = c
@@ -216,9 +214,7 @@ func pathReadings(word, workspace, home string) []string {
 	}
 	var bases []string
 	rest := word
-	if strings.HasPrefix(word, "$HOME") && (len(word) == 5 || word[5] == '/') {
-		bases, rest = []string{home}, word[5:]
-	} else if loc := tildeRe.FindStringIndex(word); loc != nil {
+	if loc := tildeRe.FindStringIndex(word); loc != nil {
 		user := strings.TrimSuffix(word[1:loc[1]], "/")
 		rest = word[1+len(user):]
 		switch user {
@@ -304,7 +300,10 @@ func walkPath(p, workspace, home string) string {
 		if n == 1 {
 			proc = globMatch(c, "proc")
 		}
-		if !proc || n < 2 || n > 5 || n == 4 || n == 5 && !globMatch(st[2], "task") {
+		// Where an alias may stand: /proc/<p>/X (n 3), /proc/<p>/task/<t>/X
+		// (n 5), and both with <p> left empty (n 2 and 4).
+		emptyProc := n == 2 || n == 4 && globMatch(st[1], "task")
+		if !proc || !(emptyProc || n == 3 || n == 5 && globMatch(st[2], "task")) {
 			continue
 		}
 		switch {
@@ -312,7 +311,7 @@ func walkPath(p, workspace, home string) string {
 			st = st[:0]
 		case globMatch(c, "cwd"):
 			base := home
-			if n == 2 {
+			if emptyProc {
 				base = workspace
 			} else {
 				switch st[1] {
@@ -537,6 +536,12 @@ func posixClass(name string) string {
 		return "a-zA-Z0-9_"
 	case "space", "blank":
 		return " \t\n\r\f\v"
+	case "cntrl":
+		return "\x00-\x1f\x7f"
+	case "print":
+		return " -~"
+	case "graph":
+		return "!-~"
 	case "punct":
 		return `!-/:-@\[-` + "`{-~"
 	}
@@ -659,14 +664,8 @@ func (r *shellReader) read(s string, depth int) (top int) {
 			quoteInto(&w, s[i:i+1])
 			inWord = true
 		case ch == '$' && i+1 < len(s) && s[i+1] == '\'':
-			j := i + 2
-			for j < len(s) && s[j] != '\'' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			text := ansiC(s[i+2 : min(j, len(s))])
+			j := ansiCEnd(s, i+2)
+			text := ansiC(s[i+2 : j])
 			quoteInto(&w, text)
 			r.quoted = append(r.quoted, text)
 			i = j
@@ -733,7 +732,7 @@ func (r *shellReader) read(s string, depth int) (top int) {
 						j = len(s) - i - 1
 					}
 					subst(unescapeIn(s[i+1:i+1+j], "$`\\"))
-					i += j
+					i += j + 1
 				case s[i] == '$':
 					w.WriteByte('$') // $name is expanded in double quotes
 				default:
@@ -797,10 +796,10 @@ func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []
 	}
 	var alts []string
 	switch {
-	case name == "HOME" && (kind == "none" || kind == "word" || op == "-" || op == "=" || op == "?"):
-		alts = append(alts, "$HOME") // set: its value
-	case name == "HOME":
-		alts = append(alts, "$HOME", qMarkStr, "/") // ${HOME:+}, ${HOME%%/*}, ${HOME::1}
+	case isPathVar(name) && (kind == "none" || kind == "word" || op == "-" || op == "=" || op == "?"):
+		alts = append(alts, "$"+name) // set: its value
+	case isPathVar(name):
+		alts = append(alts, "$"+name, qMarkStr, "/") // ${HOME:+}, ${HOME%%/*}, ${HOME::1}
 	case op == ":":
 		// A substring: empty, "/" (${PWD::1}etc/shadow), or more.
 		alts = append(alts, qMarkStr, "/")
@@ -816,12 +815,15 @@ func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []
 			// Of several words, the first joins the text before and the
 			// last the text after (${x:-a b}c is a and bc): both are read
 			// in the word, every one on its own too.
-			for _, k := range []int{0, top - 1}[:min(top, 2)] {
-				op := sub.words[k]
-				if strings.HasPrefix(op, "~") && (len(op) == 1 || op[1] == '/') {
-					op = "$HOME" + op[1:] // bash expands a tilde there
+			ends := []string{sub.words[0]}
+			if top > 1 {
+				ends = append(ends, sub.words[top-1])
+			}
+			for _, word := range ends {
+				if word == "~" || strings.HasPrefix(word, "~/") {
+					word = "$HOME" + word[1:] // bash expands a tilde there
 				}
-				alts = append(alts, markGroupChars(op))
+				alts = append(alts, markGroupChars(word))
 			}
 			if top > 1 {
 				extra = append(extra, sub.words...)
@@ -1194,3 +1196,5 @@ func hexVal(c byte) int {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isPathVar(n string) bool { return n == "HOME" || n == "PWD" || n == "OLDPWD" }
