@@ -61,21 +61,34 @@ type globOpts struct {
 }
 
 func checkDenylist(command, workspace, home string, extra []string) denial {
+	words, tooComplex := readWords(command)
 	var entries [][]string
 	for _, list := range [][]string{builtinDenylist, extra} {
 		for _, e := range list {
 			entries = append(entries, entryPaths(e, home)...)
 		}
 	}
+	if w := firstDenied(words, entries, workspace, home); w != "" {
+		return denial{word: w}
+	}
+	if tooComplex != "" {
+		return denial{word: tooComplex, tooComplex: true}
+	}
+	return denial{}
+}
+
+// readingTexts returns the texts a command is read as: itself, with its
+// continued lines joined, and with extended glob groups (@(shadow)) read
+// as "*" wherever they appear (whether extglob is on cannot be told from
+// the text).
+func readingTexts(command string) []string {
 	texts := []string{command}
 	if strings.Contains(command, "\\\n") {
 		texts = append(texts, strings.ReplaceAll(command, "\\\n", ""))
 	}
-	// Extended glob groups (@(shadow)) are read as "*" wherever they
-	// appear: whether extglob is on cannot be told from the text.
 	if extglobRe.MatchString(command) {
 		for _, t := range texts {
-			for range maxSubstDepth { // nested groups, innermost first
+			for range maxExtglobDepth { // nested groups, innermost first
 				u := extglobRe.ReplaceAllString(t, "*")
 				if u == t {
 					break
@@ -85,28 +98,34 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 			texts = append(texts, t)
 		}
 	}
-	var words []string
-	tooComplex := ""
+	return texts
+}
+
+// maxExtglobDepth bounds the nesting of extended glob groups read.
+const maxExtglobDepth = 8
+
+// readWords returns every word the readings of a command see (see the
+// top of this file), unquoted, and what the strict reading could not
+// read within its bounds, "" if nothing.
+func readWords(command string) (words []string, tooComplex string) {
 	// The relaxed readings, where too complex is no denial, share one
 	// budget, and the texts they read are bounded in number and bytes:
 	// the command's length and nesting do not multiply the work.
 	relaxed := newBraceBudget()
 	relaxedBytes := maxRelaxedBytes
-	read := map[string]bool{}
-	for _, t := range texts {
+	done := map[string]bool{}
+	for _, t := range readingTexts(command) {
 		words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
-		main, bodies := splitHeredocs(t)
-		ws, quoted, deep := shellWords(main)
-		x, c := newBraceBudget().expandAll(ws)
-		words = append(words, x...)
-		if c != "" {
-			c = "the brace expansion of " + c
-		}
-		if deep {
-			c = fmt.Sprintf("a nesting of substitutions and parameter expansions deeper than %d", maxSubstDepth)
-		}
-		if tooComplex == "" {
-			tooComplex = c
+		script, bodies := splitHeredocs(t)
+		ws, quoted, deep := shellWords(script)
+		expanded, complex := newBraceBudget().expandAll(ws)
+		words = append(words, expanded...)
+		switch {
+		case tooComplex != "":
+		case deep:
+			tooComplex = fmt.Sprintf("a nesting of substitutions and parameter expansions deeper than %d", maxSubstDepth)
+		case complex != "":
+			tooComplex = "the brace expansion of " + complex
 		}
 		// Relaxed: the text unsplit (the splitter may have misread a
 		// comment or a heredoc), each line alone (a stray quote in a
@@ -119,22 +138,29 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 			rest = append(rest, strings.Split(t, "\n")...)
 		}
 		rest = append(append(rest, bodies...), quoted...)
-		rest = appendCommandWords(rest, x)
+		rest = appendCommandWords(rest, expanded)
 		for j := 0; j < len(rest) && j < maxRelaxedTexts && relaxedBytes > 0; j++ {
-			if read[rest[j]] {
+			if done[rest[j]] {
 				continue
 			}
-			read[rest[j]] = true
+			done[rest[j]] = true
 			relaxedBytes -= len(rest[j])
-			ws, q, _ := shellWords(rest[j])
-			x, _ := relaxed.expandAll(ws)
-			words = append(words, x...)
-			if j >= 1 {
-				// quotes inside quotes (sh -c "bash -c '...'")
-				rest = appendCommandWords(append(rest, q...), x)
+			ws, inner, _ := shellWords(rest[j])
+			more, _ := relaxed.expandAll(ws)
+			words = append(words, more...)
+			// Quotes inside quotes (sh -c "bash -c '...'"). The unsplit
+			// text's (j 0) are the strict reading's, already in rest.
+			if j > 0 {
+				rest = appendCommandWords(append(rest, inner...), more)
 			}
 		}
 	}
+	return words, tooComplex
+}
+
+// firstDenied returns the first word that names one of the entries
+// outside the workspace, "" if none.
+func firstDenied(words []string, entries [][]string, workspace, home string) string {
 	// Shell options that change how globs read, however spelled
 	// (ext''glob, dot{glob,x}, $'dot\x67lob').
 	mentioned := strings.Join(words, " ")
@@ -156,15 +182,12 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 			pc := components(p)
 			for _, ec := range entries {
 				if globs.namesEntry(pc, ec, opts) {
-					return denial{word: word}
+					return word
 				}
 			}
 		}
 	}
-	if tooComplex != "" {
-		return denial{word: tooComplex, tooComplex: true}
-	}
-	return denial{}
+	return ""
 }
 
 // maxRelaxedBytes bounds the bytes the relaxed readings of one command
@@ -182,9 +205,10 @@ func appendCommandWords(texts, words []string) []string {
 	return texts
 }
 
-// maxRelaxedTexts bounds the texts the relaxed readings of one command
-// read: its lines and quoted strings, quoted strings inside those (a
-// command of 128 KiB has at most 64 Ki lines: all are read).
+// maxRelaxedTexts bounds the texts the relaxed readings of one of a
+// command's texts read: its lines and quoted strings, quoted strings
+// inside those (a command of 128 KiB has at most 64 Ki lines: all are
+// read). maxRelaxedBytes bounds them all together.
 const maxRelaxedTexts = 1 << 17
 
 // caseInsensitiveFS: macOS's disks ignore case by default, so ~/.SSH is
@@ -215,15 +239,15 @@ func pathReadings(word, workspace, home string) []string {
 	var bases []string
 	rest := word
 	if loc := tildeRe.FindStringIndex(word); loc != nil {
-		user := strings.TrimSuffix(word[1:loc[1]], "/")
-		rest = word[1+len(user):]
-		switch user {
+		name := strings.TrimSuffix(word[1:loc[1]], "/")
+		rest = word[1+len(name):]
+		switch name {
 		case "":
 			bases = []string{home}
 		case "+", "-":
 			bases = []string{workspace}
 		default:
-			bases = userHomes(user, home)
+			bases = userHomes(name, home)
 		}
 	} else if strings.HasPrefix(word, "/") {
 		bases = []string{""}
