@@ -507,6 +507,34 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"cat ${PWD}/../../../root/.ssh/id_rsa",
 		"cat /proc/${x}/task/1/r{oot,x}/etc/shadow",
 		"cat /etc/shado[![:cntrl:]]",
+		// fourth review: where a substitution ends (case patterns,
+		// nested expansions, comments)
+		"cat /etc/sh$(case x in x) ;; esac)adow",
+		"cat \"/etc/sh$(case x in x) ;; esac)adow\"",
+		"cat ~/.ss$(case x in x) ;; esac)h/id_rsa",
+		"cat /etc/sh$(: ${x:-)})adow",
+		"cat /etc/sh${x:-$(: })}adow",
+		"cat /etc/sh$( # )\n)adow",
+		"cat ~/.ss$( # it's\n)h/id_rsa",
+		// a substitution filling a component
+		"cat /home/$(whoami)/.ssh/id_rsa",
+		"cat /home/`whoami`/.ssh/id_rsa",
+		// a glob that only may be a procfs alias is read as written too
+		"cat /*/*/.ssh/id_rsa",
+		"cat /*/[rs][ho][ao]*",
+		// array subscripts run substitutions
+		"echo ${a[$(cat /etc/{shadow,x} >&2)]}",
+		"echo \"${a[`cat /etc/{shadow,x} >&2`]}\"",
+		// escaped backquotes inside backquotes
+		"echo `echo \\`cat /etc/shadow\\``",
+		"echo `echo \\`cat /etc/{shadow,x}\\``",
+		// quotes in a replacement's pattern
+		"cat ${PWD/'/'*/\\/etc\\/shadow}",
+		"cat ${PWD/\"/\"*//etc/shadow}",
+		// globstar, /dev/fd
+		"shopt -s globstar dotglob; cat /**/id_rsa",
+		"shopt -s globstar; grep -r KEY /home/**/credentials",
+		"cat /dev/fd/../root/etc/shadow",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)

@@ -14,6 +14,7 @@ import (
 // reaches hostcore as JSON, which the protocol layer requires to be valid
 // UTF-8); unquote turns them back into what they stand for.
 const (
+	qSubst  = '\xf6' // a command substitution's output: empty, or (a second reading) any text
 	qDollar = '\xf7' // a quoted '$'
 	qOpen   = '\xf8' // a quoted '{'
 	qClose  = '\xf9' // a quoted '}'
@@ -60,7 +61,7 @@ func unquote(w string) string {
 	var b strings.Builder
 	for i := 0; i < len(w); i++ {
 		switch c := w[i]; c {
-		case qMark, qHidden:
+		case qMark, qHidden, qSubst:
 		case qOpen:
 			b.WriteByte('{')
 		case qClose:
@@ -80,7 +81,7 @@ func unquote(w string) string {
 
 func hasMark(w string) bool {
 	for i := 0; i < len(w); i++ {
-		if w[i] >= qDollar && w[i] <= qHidden {
+		if w[i] >= qSubst && w[i] <= qHidden {
 			return true
 		}
 	}
@@ -170,6 +171,11 @@ func (b *braceBudget) expandAll(words []string) (out []string, tooComplex string
 		}
 		for _, y := range x {
 			out = appendPieces(out, dropVars(y))
+			if strings.IndexByte(y, qSubst) >= 0 {
+				// Read again with every substitution as any text:
+				// /home/$(whoami)/.ssh is /home/*/.ssh.
+				out = appendPieces(out, dropVars(strings.ReplaceAll(y, string([]byte{qSubst}), "*")))
+			}
 		}
 	}
 	return out, tooComplex
@@ -428,7 +434,7 @@ func hiddenComma(amble string) bool {
 // emptyAlt says whether an alternative is empty once unquoted.
 func emptyAlt(a string) bool {
 	for i := 0; i < len(a); i++ {
-		if a[i] != qMark && a[i] != qHidden {
+		if a[i] != qMark && a[i] != qHidden && a[i] != qSubst {
 			return false
 		}
 	}
@@ -439,7 +445,7 @@ func emptyAlt(a string) bool {
 // character that is part of a component's name and no dot.
 func plainEnd(text string) bool {
 	for i := len(text) - 1; i >= 0; i-- {
-		if c := text[i]; c != qMark && c != qHidden {
+		if c := text[i]; c != qMark && c != qHidden && c != qSubst {
 			return isNameByte(c) || c == '-'
 		}
 	}
@@ -448,7 +454,7 @@ func plainEnd(text string) bool {
 
 func plainStart(text string) bool {
 	for i := 0; i < len(text); i++ {
-		if c := text[i]; c != qMark && c != qHidden {
+		if c := text[i]; c != qMark && c != qHidden && c != qSubst {
 			return isNameByte(c) || c == '-'
 		}
 	}

@@ -2,11 +2,13 @@ package handlers
 
 import (
 	"fmt"
-	"os/user"
+	"os"
 	"path"
 	"regexp"
 	goruntime "runtime"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"hostcore/sandbox"
@@ -57,7 +59,7 @@ var extglobRe = regexp.MustCompile(`[@!+*?]\([^()]*\)`)
 // globOpts are the shell options a command turns on that change how a
 // glob reads; any mention of their names counts.
 type globOpts struct {
-	dotglob, nocase bool
+	dotglob, nocase, globstar bool
 }
 
 func checkDenylist(command, workspace, home string, extra []string) denial {
@@ -165,8 +167,9 @@ func firstDenied(words []string, entries [][]string, workspace, home string) str
 	// (ext''glob, dot{glob,x}, $'dot\x67lob').
 	mentioned := strings.Join(words, " ")
 	opts := globOpts{
-		dotglob: strings.Contains(mentioned, "dotglob") || strings.Contains(mentioned, "GLOBIGNORE"),
-		nocase:  strings.Contains(mentioned, "nocaseglob") || caseInsensitiveFS,
+		dotglob:  strings.Contains(mentioned, "dotglob") || strings.Contains(mentioned, "GLOBIGNORE"),
+		nocase:   strings.Contains(mentioned, "nocaseglob") || caseInsensitiveFS,
+		globstar: strings.Contains(mentioned, "globstar"),
 	}
 	seen := make(map[string]bool, len(words))
 	globs := globCache{}
@@ -260,7 +263,7 @@ func pathReadings(word, workspace, home string) []string {
 			continue // an unknown home
 		}
 		p := b + rest
-		out = append(out, walkPath(p, workspace, home))
+		out = append(out, walkPath(p, workspace, home)...)
 		if strings.Contains(p, "/.") {
 			parts := strings.Split(p, "/")
 			changed := false
@@ -270,7 +273,7 @@ func pathReadings(word, workspace, home string) []string {
 				}
 			}
 			if changed {
-				out = append(out, walkPath(strings.Join(parts, "/"), workspace, home))
+				out = append(out, walkPath(strings.Join(parts, "/"), workspace, home)...)
 			}
 		}
 	}
@@ -290,50 +293,91 @@ func userHomes(name, home string) []string {
 		homes = append(homes, "/root", "/var/root")
 	}
 	if !strings.ContainsAny(name, "*?[") {
-		if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
-			homes = append(homes, u.HomeDir)
+		if dir := lookupHome(name); dir != "" {
+			homes = append(homes, dir)
 		}
 	}
 	return homes
 }
 
+// lookupHome returns a user's home directory as /etc/passwd gives it, ""
+// if unknown. The file is read once: a lookup per name (os/user) cost
+// 100 µs, and a command may hold thousands of ~names. (macOS keeps its
+// users elsewhere; /Users/name stands for them.)
+func lookupHome(name string) string {
+	return passwdHomes()[name]
+}
+
+var passwdHomes = sync.OnceValue(func() map[string]string {
+	homes := map[string]string{}
+	data, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return homes
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if f := strings.Split(line, ":"); len(f) >= 6 && f[0] != "" {
+			homes[f[0]] = f[5]
+		}
+	}
+	return homes
+})
+
 // walkPath cleans an absolute path lexically, following procfs aliases
-// as it goes: /proc/<process>/root (or .../task/<id>/root) is "/", and
-// .../cwd is the command's working directory, the workspace, for the
-// command's own processes (self, thread-self, $$, $BASHPID) and the home
-// directory for any other (hostcore's own cwd, often ~, is not known
-// here). A process left empty (${$} read as nothing: /proc//root) counts.
-// Following them as it walks, a ".." after one climbs from where it
-// points, a "." or ".." before it does not hide it, and aliases of
-// aliases are followed too. The components may be globs (/proc/*/roo[t]).
-func walkPath(p, workspace, home string) string {
-	var st []string
-	proc := false // st[0] is /proc
-	for c := range strings.SplitSeq(p, "/") {
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(st) > 0 {
-				st = st[:len(st)-1]
+// as it goes, and returns what it may name: /proc/<process>/root (or
+// .../task/<id>/root) is "/", and .../cwd is the command's working
+// directory, the workspace, for the command's own processes (self,
+// thread-self, $$, $BASHPID) and the home directory for any other
+// (hostcore's own cwd, often ~, is not known here); /dev/fd is
+// /proc/self/fd. A process left empty (${$} read as nothing:
+// /proc//root) counts. Following them as it walks, a ".." after one
+// climbs from where it points, a "." or ".." before it does not hide it,
+// and aliases of aliases are followed too. The components may be globs
+// (/proc/*/roo[t]); a glob that only may be an alias (/*/*) is read both
+// ways.
+func walkPath(p, workspace, home string) []string {
+	var out []string
+	forks := 4
+	var walk func(st, comps []string, proc bool)
+	walk = func(st, comps []string, proc bool) { // proc: st[0] is /proc
+		for k, c := range comps {
+			switch c {
+			case "", ".":
+				continue
+			case "..":
+				if len(st) > 0 {
+					st = st[:len(st)-1]
+				}
+				continue
 			}
-			continue
-		}
-		st = append(st, c)
-		n := len(st)
-		if n == 1 {
-			proc = globMatch(c, "proc")
-		}
-		// Where an alias may stand: /proc/<p>/X (n 3), /proc/<p>/task/<t>/X
-		// (n 5), and both with <p> left empty (n 2 and 4).
-		emptyProc := n == 2 || n == 4 && globMatch(st[1], "task")
-		if !proc || !(emptyProc || n == 3 || n == 5 && globMatch(st[2], "task")) {
-			continue
-		}
-		switch {
-		case globMatch(c, "root"):
-			st = st[:0]
-		case globMatch(c, "cwd"):
+			st = append(st, c)
+			n := len(st)
+			if n == 1 {
+				proc = globMatch(c, "proc")
+			}
+			if n == 2 && st[0] == "dev" && st[1] == "fd" {
+				st, proc = append(st[:0], "proc", "self", "fd"), true
+				continue
+			}
+			// Where an alias may stand: /proc/<p>/X (n 3),
+			// /proc/<p>/task/<t>/X (n 5), and both with <p> left empty
+			// (n 2 and 4).
+			emptyProc := n == 2 || n == 4 && globMatch(st[1], "task")
+			if !proc || !(emptyProc || n == 3 || n == 5 && globMatch(st[2], "task")) {
+				continue
+			}
+			root, cwd := globMatch(c, "root"), globMatch(c, "cwd")
+			if !root && !cwd {
+				continue
+			}
+			if forks > 0 && (st[0] != "proc" || c != "root" && c != "cwd") {
+				// Only may be an alias: read it as written too.
+				forks--
+				walk(slices.Clone(st), comps[k+1:], proc)
+			}
+			if root {
+				st, proc = st[:0], false
+				continue
+			}
 			base := home
 			if emptyProc {
 				base = workspace
@@ -346,8 +390,10 @@ func walkPath(p, workspace, home string) string {
 			st = append(st[:0], components(base)...)
 			proc = len(st) > 0 && st[0] == "proc"
 		}
+		out = append(out, "/"+strings.Join(st, "/"))
 	}
-	return "/" + strings.Join(st, "/")
+	walk(nil, strings.Split(p, "/"), false)
+	return out
 }
 
 // entryPaths expands a denylist entry into the component lists it stands
@@ -436,9 +482,30 @@ func (g globCache) match(pattern, name string) bool {
 // inside it: each of ec's components is matched by pc's, read as a glob
 // pattern the way the shell reads it (a leading dot is matched only by a
 // pattern that starts with one, unless dotglob is on; case is ignored
-// under nocaseglob and on macOS). A parent of the entry does not name it:
+// under nocaseglob and on macOS; under globstar a ** component matches
+// any number of components). A parent of the entry does not name it:
 // ls ~ is not sensitive.
 func (g globCache) namesEntry(pc, ec []string, o globOpts) bool {
+	if o.globstar {
+		for i, c := range pc {
+			if c != "**" {
+				continue
+			}
+			// ** matches any number of components, none included.
+			if i >= len(ec) {
+				break // after the entry: inside it
+			}
+			if !g.namesEntry(pc[:i], ec[:i], globOpts{o.dotglob, o.nocase, false}) {
+				return false
+			}
+			for k := i; k <= len(ec); k++ {
+				if k == len(ec) || g.namesEntry(pc[i+1:], ec[k:], o) {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	if len(pc) < len(ec) {
 		return false
 	}
@@ -672,7 +739,7 @@ func (r *shellReader) read(s string, depth int) (top int) {
 	// a comma in it, and strips the braces of a group it is in (see
 	// braceWork.expand): qHidden says so.
 	subst := func(text string) {
-		w.WriteByte(qMark)
+		w.WriteByte(qSubst)
 		if strings.IndexByte(text, ',') >= 0 {
 			w.WriteByte(qHidden)
 		}
@@ -711,12 +778,9 @@ func (r *shellReader) read(s string, depth int) (top int) {
 			i = end - 1
 			inWord = true
 		case ch == '`':
-			j := strings.IndexByte(s[i+1:], '`')
-			if j < 0 {
-				j = len(s) - i - 1
-			}
-			subst(unescapeIn(s[i+1:i+1+j], "$`\\"))
-			i += j + 1
+			end := backquoteEnd(s, i+1)
+			subst(unescapeIn(s[i+1:end], "$`\\"))
+			i = end
 		case ch == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
@@ -751,12 +815,9 @@ func (r *shellReader) read(s string, depth int) (top int) {
 					extra = r.param(&w, s[i:end], depth, extra)
 					i = end - 1
 				case s[i] == '`':
-					j := strings.IndexByte(s[i+1:], '`')
-					if j < 0 {
-						j = len(s) - i - 1
-					}
-					subst(unescapeIn(s[i+1:i+1+j], "$`\\"))
-					i += j + 1
+					end := backquoteEnd(s, i+1)
+					subst(unescapeIn(s[i+1:end], "$`\\"))
+					i = end
 				case s[i] == '$':
 					w.WriteByte('$') // $name is expanded in double quotes
 				default:
@@ -806,6 +867,16 @@ func (r *shellReader) read(s string, depth int) (top int) {
 func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []string) []string {
 	body := strings.TrimSuffix(text[min(2, len(text)):], "}")
 	name, op, operand := splitParam(body)
+	if sub := body[len(name):]; strings.HasPrefix(sub, "[") {
+		// An array subscript is arithmetic: its substitutions run.
+		if j := strings.LastIndexByte(sub, ']'); j > 0 {
+			inner := shellReader{}
+			inner.read(sub[1:j], depth+1)
+			r.deep = r.deep || inner.deep
+			extra = append(extra, inner.words...)
+			r.quoted = append(r.quoted, inner.quoted...)
+		}
+	}
 	kind := "other"
 	switch op {
 	case "":
@@ -929,12 +1000,18 @@ func splitParam(body string) (name, op, operand string) {
 }
 
 // replacement returns the replacement of a ${x/pattern/replacement}
-// operand: what follows the pattern's first unescaped '/'.
+// operand: what follows the pattern's first '/' not quoted or escaped.
 func replacement(operand string) string {
 	for i := 0; i < len(operand); i++ {
 		switch operand[i] {
 		case '\\':
 			i++
+		case '\'':
+			if j := strings.IndexByte(operand[i+1:], '\''); j >= 0 {
+				i += j + 1
+			}
+		case '"':
+			i = doubleEnd(operand, i+1)
 		case '/':
 			return operand[i+1:]
 		}
@@ -966,48 +1043,95 @@ func isNameByte(c byte) bool  { return isNameStart(c) || isDigit(c) }
 
 // matching returns the index just past the bracket that closes the one
 // at s[open] ('(' or '{'), or len(s). Quoted and escaped brackets do not
-// count (${x#'}'} ends at its last brace).
+// count (${x#'}'} ends at its last brace), nor do those of a substitution
+// or parameter expansion inside ($(: ${x:-)}), ${x:-$(: })}); in a
+// command substitution a comment runs to the end of its line, and the
+// ')' of a case pattern ($(case x in x) ;; esac)) closes nothing.
 func matching(s string, open int) int {
 	o := s[open]
 	c := byte(')')
 	if o == '{' {
 		c = '}'
 	}
-	depth := 0
+	depth, cases := 0, 0
 	for i := open; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
+		switch ch := s[i]; {
+		case ch == '\\':
 			i++
-		case '$':
-			if i+1 < len(s) && s[i+1] == '\'' { // $'...' has escaped quotes
-				if i = ansiCEnd(s, i+2); i >= len(s) {
-					return len(s)
-				}
-			}
-		case '\'', '`':
-			j := strings.IndexByte(s[i+1:], s[i])
+		case ch == '$' && i > open && i+1 < len(s) && s[i+1] == '\'':
+			i = ansiCEnd(s, i+2)
+		case ch == '$' && i > open && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
+			i = matching(s, i+1) - 1
+		case ch == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
 				return len(s)
 			}
 			i += j + 1
-		case '"':
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(s) {
+		case ch == '`':
+			i = backquoteEnd(s, i+1)
+		case ch == '"':
+			i = doubleEnd(s, i+1)
+		case o == '(' && ch == '#' && (i == 0 || strings.IndexByte(" \t\n;&|(", s[i-1]) >= 0):
+			if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
+				i += j
+			} else {
 				return len(s)
 			}
-		case o:
+		case o == '(' && keywordAt(s, i, "case"):
+			cases++
+			i += 3
+		case o == '(' && keywordAt(s, i, "esac"):
+			cases = max(cases-1, 0)
+			i += 3
+		case ch == o:
 			depth++
-		case c:
+		case ch == c:
+			if o == '(' && cases > 0 && depth == 1 {
+				continue // a case pattern's
+			}
 			if depth--; depth == 0 {
 				return i + 1
 			}
 		}
 	}
 	return len(s)
+}
+
+// keywordAt says whether the word kw stands alone at s[i].
+func keywordAt(s string, i int, kw string) bool {
+	if !strings.HasPrefix(s[i:], kw) || i > 0 && strings.IndexByte(" \t\n;&|(", s[i-1]) < 0 {
+		return false
+	}
+	j := i + len(kw)
+	return j == len(s) || strings.IndexByte(" \t\n;&|)", s[j]) >= 0
+}
+
+// backquoteEnd returns the index of the backquote that ends a `...`
+// whose body starts at s[i] (an escaped one does not), or len(s).
+func backquoteEnd(s string, i int) int {
+	for ; i < len(s) && s[i] != '`'; i++ {
+		if s[i] == '\\' {
+			i++
+		}
+	}
+	return min(i, len(s))
+}
+
+// doubleEnd returns the index of the quote that ends a "..." whose body
+// starts at s[i] (substitutions inside may hold quotes), or len(s).
+func doubleEnd(s string, i int) int {
+	for ; i < len(s) && s[i] != '"'; i++ {
+		switch {
+		case s[i] == '\\':
+			i++
+		case s[i] == '`':
+			i = backquoteEnd(s, i+1)
+		case s[i] == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
+			i = matching(s, i+1) - 1
+		}
+	}
+	return min(i, len(s))
 }
 
 // ansiCEnd returns the index of the quote that ends a $'...' string whose
