@@ -535,6 +535,11 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"shopt -s globstar dotglob; cat /**/id_rsa",
 		"shopt -s globstar; grep -r KEY /home/**/credentials",
 		"cat /dev/fd/../root/etc/shadow",
+		// operations on $HOME's value, worked out
+		"cat ${HOME%me}me/.ssh/id_rsa",
+		"cat ${HOME%/*}/me/.ssh/id_rsa",
+		"cat /home/${HOME##*/}/.ssh/id_rsa",
+		"cat ${HOME/me/me}/.aws/credentials ${HOME:0:9}/.netrc",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -63,7 +64,7 @@ type globOpts struct {
 }
 
 func checkDenylist(command, workspace, home string, extra []string) denial {
-	words, tooComplex := readWords(command)
+	words, tooComplex := readWords(command, home)
 	var entries [][]string
 	for _, list := range [][]string{builtinDenylist, extra} {
 		for _, e := range list {
@@ -103,20 +104,151 @@ func readingTexts(command string) []string {
 	return texts
 }
 
+// homeOps returns the command with each ${HOME<op>...} whose operator
+// trims or cuts the value (# ## % %% / // :offset:length) replaced by
+// what it gives for home: ${HOME%me}me/.ssh is /home/me/.ssh.
+func homeOps(command, home string) string {
+	var b strings.Builder
+	for i := 0; i < len(command); i++ {
+		if !strings.HasPrefix(command[i:], "${HOME") {
+			b.WriteByte(command[i])
+			continue
+		}
+		end := matching(command, i+1)
+		body := strings.TrimSuffix(command[i+2:end], "}")
+		_, op, operand := splitParam(body)
+		if v, ok := homeOp(home, op, unquote(markedText(operand))); ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(command[i:end])
+		}
+		i = end - 1
+	}
+	return b.String()
+}
+
+// markedText reads an operand as shell text: quotes removed, quoted
+// characters marked.
+func markedText(s string) string {
+	var r shellReader
+	r.read(s, maxSubstDepth)
+	return strings.Join(r.words, " ")
+}
+
+// homeOp works out ${HOME<op>operand} for home, ok false when it cannot.
+func homeOp(home, op, operand string) (string, bool) {
+	switch op {
+	case "#", "##", "%", "%%":
+		re, err := regexp.Compile("^" + globRegexp(operand) + "$")
+		if err != nil {
+			return "", false
+		}
+		cuts := make([]int, 0, len(home)+1)
+		for n := 0; n <= len(home); n++ {
+			cuts = append(cuts, n)
+		}
+		if op == "##" || op == "%%" {
+			slices.Reverse(cuts) // the longest match first
+		}
+		for _, n := range cuts {
+			if op[0] == '#' && re.MatchString(home[:n]) {
+				return home[n:], true
+			}
+			if op[0] == '%' && re.MatchString(home[len(home)-n:]) {
+				return home[:len(home)-n], true
+			}
+		}
+		return home, true
+	case "/", "//":
+		pat, rep, _ := strings.Cut(operand, "/")
+		re, err := regexp.Compile(globRegexp(pat))
+		if err != nil || pat == "" {
+			return "", false
+		}
+		if op == "/" {
+			if loc := re.FindStringIndex(home); loc != nil {
+				return home[:loc[0]] + rep + home[loc[1]:], true
+			}
+			return home, true
+		}
+		return re.ReplaceAllLiteralString(home, rep), true
+	case ":":
+		offs := strings.SplitN(operand, ":", 2)
+		off, err := strconv.Atoi(strings.TrimSpace(offs[0]))
+		if err != nil {
+			return "", false
+		}
+		if off < 0 {
+			off += len(home)
+		}
+		off = max(0, min(off, len(home)))
+		v := home[off:]
+		if len(offs) == 2 {
+			n, err := strconv.Atoi(strings.TrimSpace(offs[1]))
+			if err != nil {
+				return "", false
+			}
+			if n < 0 {
+				n += len(v)
+			}
+			v = v[:max(0, min(n, len(v)))]
+		}
+		return v, true
+	}
+	return "", false
+}
+
+// globRegexp spells a bash pattern (of ${x#pattern} and the like, where
+// * and ? match '/' too) as a regular expression.
+func globRegexp(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteByte('.')
+		case '[':
+			end, class := bracket(p, i)
+			if end < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			b.WriteString(class)
+			i = end
+		case '\\':
+			if i+1 < len(p) {
+				i++
+				b.WriteString(regexp.QuoteMeta(p[i : i+1]))
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
+		}
+	}
+	return b.String()
+}
+
 // maxExtglobDepth bounds the nesting of extended glob groups read.
 const maxExtglobDepth = 8
 
 // readWords returns every word the readings of a command see (see the
 // top of this file), unquoted, and what the strict reading could not
-// read within its bounds, "" if nothing.
-func readWords(command string) (words []string, tooComplex string) {
+// read within its bounds, "" if nothing. home, when known, is put for
+// the operations on ${HOME...} that can be worked out (see homeOps).
+func readWords(command, home string) (words []string, tooComplex string) {
 	// The relaxed readings, where too complex is no denial, share one
 	// budget, and the texts they read are bounded in number and bytes:
 	// the command's length and nesting do not multiply the work.
 	relaxed := newBraceBudget()
 	relaxedBytes := maxRelaxedBytes
 	done := map[string]bool{}
-	for _, t := range readingTexts(command) {
+	texts := readingTexts(command)
+	if home != "" && strings.Contains(command, "${HOME") {
+		if t := homeOps(command, home); t != command {
+			texts = append(texts, t)
+		}
+	}
+	for _, t := range texts {
 		words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
 		script, bodies := splitHeredocs(t)
 		ws, quoted, deep := shellWords(script)
