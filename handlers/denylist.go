@@ -877,6 +877,26 @@ func (r *shellReader) read(s string, depth int) (top int) {
 		}
 		inner = append(inner, text)
 	}
+	// expansion reads the substitution or parameter expansion at s[i],
+	// if one starts there, the same way in double quotes and out, and
+	// returns the index of its last byte.
+	expansion := func(i int) (last int, ok bool) {
+		switch {
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '(':
+			end := matching(s, i+1)
+			subst(s[i+2 : max(i+2, end-1)])
+			return end - 1, true
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '{':
+			end := matching(s, i+1)
+			extra = r.param(&w, s[i:end], depth, extra)
+			return end - 1, true
+		case s[i] == '`':
+			end := backquoteEnd(s, i+1)
+			subst(unescapeIn(s[i+1:end], "$`\\"))
+			return end, true
+		}
+		return i, false
+	}
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
 		switch {
@@ -895,24 +915,19 @@ func (r *shellReader) read(s string, depth int) (top int) {
 			inWord = true
 		case ch == '$' && i+1 < len(s) && s[i+1] == '"':
 			// $"..." is a translated string: the same as "...".
-		case ch == '$' && i+1 < len(s) && s[i+1] == '(':
-			end := matching(s, i+1)
-			subst(s[i+2 : max(i+2, end-1)])
-			i = end - 1
-		case ch == '$' && i+1 < len(s) && s[i+1] == '{':
+		case ch == '$' && strings.HasPrefix(s[i:], "${IFS"):
 			end := matching(s, i+1)
 			if n, _, _ := splitParam(strings.TrimSuffix(s[i+2:end], "}")); n == "IFS" {
 				flush() // ${IFS} splits, like $IFS
 				i = end - 1
 				continue
 			}
-			extra = r.param(&w, s[i:end], depth, extra)
-			i = end - 1
+			i, _ = expansion(i)
 			inWord = true
-		case ch == '`':
-			end := backquoteEnd(s, i+1)
-			subst(unescapeIn(s[i+1:end], "$`\\"))
-			i = end
+		case ch == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{') || ch == '`':
+			param := ch == '$' && s[i+1] == '{' // a substitution alone makes no word
+			i, _ = expansion(i)
+			inWord = inWord || param
 		case ch == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
@@ -934,22 +949,16 @@ func (r *shellReader) read(s string, depth int) (top int) {
 					}
 					escaped = true
 				}
+				if !escaped {
+					// Expansions happen inside double quotes too.
+					var ok bool
+					if i, ok = expansion(i); ok {
+						continue
+					}
+				}
 				switch {
-				// Expansions happen inside double quotes too.
 				case escaped:
 					w.WriteByte(quoteByte(s[i]))
-				case s[i] == '$' && i+1 < len(s) && s[i+1] == '(':
-					end := matching(s, i+1)
-					subst(s[i+2 : max(i+2, end-1)])
-					i = end - 1
-				case s[i] == '$' && i+1 < len(s) && s[i+1] == '{':
-					end := matching(s, i+1)
-					extra = r.param(&w, s[i:end], depth, extra)
-					i = end - 1
-				case s[i] == '`':
-					end := backquoteEnd(s, i+1)
-					subst(unescapeIn(s[i+1:end], "$`\\"))
-					i = end
 				case s[i] == '$':
 					w.WriteByte('$') // $name is expanded in double quotes
 				default:
