@@ -540,9 +540,36 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"cat ${HOME%/*}/me/.ssh/id_rsa",
 		"cat /home/${HOME##*/}/.ssh/id_rsa",
 		"cat ${HOME/me/me}/.aws/credentials ${HOME:0:9}/.netrc",
+		// fifth review: the directory stack's tildes
+		"cat ~+0/../../../root/.ssh/id_rsa ~0/../../../etc/shadow ~-0/../../../etc/sudoers",
+		// more globs that may be procfs aliases than the walk forks for
+		"cat " + strings.Repeat("/[hp]*/[cmr]*/../..", 4) + "/[hp]*/[cmr]*/.ssh/id_rsa",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)
+		}
+	}
+	// Fifth review: padding that spends a budget first.
+	nested := "a"
+	for range 7 {
+		nested = `${x:-"` + strings.Repeat("a", 16000) + nested + `"}`
+	}
+	pad := strings.Repeat("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b} ", 10)
+	sp := strings.Repeat("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b} ", 6) + strings.Repeat("/{a/,b/}{a/,b/}{a/,b/}{a/,b/}{a/,b/}{a/,b/} ", 70)
+	for _, cmd := range []string{
+		": " + nested + "; bash -c 'cat /etc/shadow'",
+		": " + nested + "\neval 'cat ~/.ssh/id_rsa'",
+		pad + "; cat /etc/s{a..Z..2}h]adow",
+		pad + "; cat ~{+,x}/../../../etc/shadow",
+		"# " + sp + "\nbash -c 'cat /etc/{shadow,x}'",
+		"# " + sp + "\nbash <<'E'\ncat /etc/{shadow,x}\nE",
+		"# " + sp + "\necho \\ #; cat /etc/{shadow,x}",
+		"# " + sp + "\necho $(echo a)#; cat /etc/{shadow,x}",
+		"# " + sp + "\n(( x = 1<<2 ))\ncat /etc/{shadow,x}\n2",
+		"# " + sp + "\necho $[1<<2]\ncat /etc/{shadow,x}\n2",
+	} {
+		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
+			t.Errorf("deniedPath(%.60q...) allowed it", cmd)
 		}
 	}
 	// In a workspace under home: ${PWD} is the workspace, like $PWD.

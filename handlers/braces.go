@@ -330,8 +330,13 @@ func (e *braceWork) star(w string, inName bool) (patterns []string, ok bool) {
 	pre, amble, post := w[:open], w[open+1:close], w[close+1:]
 	var mid []string
 	if strings.IndexByte(amble, ',') < 0 {
-		if _, seq := braceSeq(amble, 0); seq {
-			mid = []string{"*"} // letters, digits and signs only
+		if vals, isSeq := braceSeq(amble, maxStarWords+1); isSeq {
+			mid = []string{"*"}
+			if len(vals) <= maxStarWords && strings.ContainsFunc(strings.Join(vals, ""), func(r rune) bool {
+				return !(r < 128 && (isNameByte(byte(r)) || r == '-' || r == '+'))
+			}) {
+				mid = vals // a letter range across [ \ ] ^ ` makes globs: each value
+			}
 		} else if post == "" && !hiddenComma(amble) {
 			return []string{w}, true
 		} else {

@@ -242,6 +242,7 @@ func readWords(command, home string) (words []string, tooComplex string) {
 	relaxed := newBraceBudget()
 	relaxedBytes := maxRelaxedBytes
 	done := map[string]bool{}
+	var queue []string
 	texts := readingTexts(command)
 	if home != "" && strings.Contains(command, "${HOME") {
 		if t := homeOps(command, home); t != command {
@@ -267,27 +268,37 @@ func readWords(command, home string) (words []string, tooComplex string) {
 		// bodies as the shell they may be fed to gets them, the contents
 		// of quoted strings and every word holding a blank as commands
 		// (bash -c '...', bash -c cat\ /etc/shadow).
-		rest := []string{t}
+		queue = append(queue, t)
 		if strings.IndexByte(t, '\n') >= 0 {
-			rest = append(rest, strings.Split(t, "\n")...)
+			queue = append(queue, strings.Split(t, "\n")...)
 		}
-		rest = append(append(rest, bodies...), quoted...)
-		rest = appendCommandWords(rest, expanded)
-		for j := 0; j < len(rest) && j < maxRelaxedTexts && relaxedBytes > 0; j++ {
-			if done[rest[j]] {
+		queue = append(append(queue, bodies...), quoted...)
+		queue = appendCommandWords(queue, expanded)
+	}
+	// The relaxed readings take the shortest texts first: a command
+	// string is short, and padding that would spend the budget before it
+	// is long. Texts found inside those (sh -c "bash -c '...'") are read
+	// in the next round.
+	count := 0
+	for round := 0; len(queue) > 0 && round <= maxSubstDepth; round++ {
+		slices.SortStableFunc(queue, func(a, b string) int { return len(a) - len(b) })
+		var next []string
+		for _, q := range queue {
+			if done[q] {
 				continue
 			}
-			done[rest[j]] = true
-			relaxedBytes -= len(rest[j])
-			ws, inner, _ := shellWords(rest[j])
+			if len(q) > relaxedBytes || count == maxRelaxedTexts {
+				break
+			}
+			done[q] = true
+			relaxedBytes -= len(q)
+			count++
+			ws, inner, _ := shellWords(q)
 			more, _ := relaxed.expandAll(ws)
 			words = append(words, more...)
-			// Quotes inside quotes (sh -c "bash -c '...'"). The unsplit
-			// text's (j 0) are the strict reading's, already in rest.
-			if j > 0 {
-				rest = appendCommandWords(append(rest, inner...), more)
-			}
+			next = appendCommandWords(append(next, inner...), more)
 		}
+		queue = next
 	}
 	return words, tooComplex
 }
@@ -311,6 +322,9 @@ func firstDenied(words []string, entries [][]string, workspace, home string) str
 		}
 		seen[word] = true
 		for _, p := range pathReadings(word, workspace, home) {
+			if p == anyPath {
+				return word
+			}
 			if workspace != "" && sandbox.LexicallyInside(workspace, p) {
 				continue
 			}
@@ -340,10 +354,10 @@ func appendCommandWords(texts, words []string) []string {
 	return texts
 }
 
-// maxRelaxedTexts bounds the texts the relaxed readings of one of a
-// command's texts read: its lines and quoted strings, quoted strings
-// inside those (a command of 128 KiB has at most 64 Ki lines: all are
-// read). maxRelaxedBytes bounds them all together.
+// maxRelaxedTexts bounds the texts the relaxed readings of a command
+// read: its lines and quoted strings, quoted strings inside those (a
+// command of 128 KiB has at most 64 Ki lines: all are read).
+// maxRelaxedBytes bounds their bytes.
 const maxRelaxedTexts = 1 << 17
 
 // caseInsensitiveFS: macOS's disks ignore case by default, so ~/.SSH is
@@ -351,7 +365,11 @@ const maxRelaxedTexts = 1 << 17
 var caseInsensitiveFS = goruntime.GOOS == "darwin"
 
 // tildeRe matches the tilde prefixes: ~, ~user, ~+ ($PWD) and ~- ($OLDPWD).
-var tildeRe = regexp.MustCompile(`^~(?:[+-]|[A-Za-z0-9._*?-]*)(?:/|$)`)
+var tildeRe = regexp.MustCompile(`^~(?:[+-]?[0-9]*|[A-Za-z0-9._*?-]*)(?:/|$)`)
+
+// dirStackRe matches the tilde prefixes of the directory stack: ~+, ~-,
+// ~N, ~+N, ~-N (the cwd, the cwd before a cd, pushd's entries).
+var dirStackRe = regexp.MustCompile(`^[+-]?[0-9]*$`)
 
 // pathReadings returns the absolute, lexically clean paths a word may
 // name: a home spelling is the home directory ($HOME anywhere, ~; ~user is that
@@ -376,11 +394,14 @@ func pathReadings(word, workspace, home string) []string {
 	if loc := tildeRe.FindStringIndex(word); loc != nil {
 		name := strings.TrimSuffix(word[1:loc[1]], "/")
 		rest = word[1+len(name):]
-		switch name {
-		case "":
+		switch {
+		case name == "":
 			bases = []string{home}
-		case "+", "-":
+		case dirStackRe.MatchString(name):
 			bases = []string{workspace}
+		case strings.ContainsAny(name, "*?["):
+			// A glob may stand for any of them (~{+,x} read starred).
+			bases = append(userHomes(name, home), workspace)
 		default:
 			bases = userHomes(name, home)
 		}
@@ -454,6 +475,10 @@ var passwdHomes = sync.OnceValue(func() map[string]string {
 	return homes
 })
 
+// anyPath is the reading of a path too ambiguous to walk (more than four
+// globs that may be procfs aliases): it names every entry.
+const anyPath = "/\x00any"
+
 // walkPath cleans an absolute path lexically, following procfs aliases
 // as it goes, and returns what it may name: /proc/<process>/root (or
 // .../task/<id>/root) is "/", and .../cwd is the command's working
@@ -501,8 +526,13 @@ func walkPath(p, workspace, home string) []string {
 			if !root && !cwd {
 				continue
 			}
-			if forks > 0 && (st[0] != "proc" || c != "root" && c != "cwd") {
-				// Only may be an alias: read it as written too.
+			if st[0] != "proc" || c != "root" && c != "cwd" {
+				// Only may be an alias: read it as written too. Past
+				// the forks the path is read as anything (see anyPath).
+				if forks == 0 {
+					out = append(out, anyPath)
+					return
+				}
 				forks--
 				walk(slices.Clone(st), comps[k+1:], proc)
 			}
@@ -564,8 +594,9 @@ func components(p string) []string {
 type globCache map[string]compiledGlob
 
 type compiledGlob struct {
-	pattern string // path.Match's spelling
-	minLen  int    // the fewest bytes a name it matches has
+	pattern        string // path.Match's spelling
+	minLen         int    // the fewest bytes a name it matches has
+	prefix, suffix string // literal text every name it matches starts and ends with
 }
 
 func (g globCache) compile(p string) compiledGlob {
@@ -593,6 +624,13 @@ func (g globCache) compile(p string) compiledGlob {
 			c.minLen++
 		}
 	}
+	if !strings.Contains(c.pattern, "\\") {
+		first := strings.IndexAny(c.pattern, "*?[")
+		last := strings.LastIndexAny(c.pattern, "*?]")
+		if first >= 0 && last >= first {
+			c.prefix, c.suffix = c.pattern[:first], c.pattern[last+1:]
+		}
+	}
 	g[p] = c
 	return c
 }
@@ -603,7 +641,7 @@ func (g globCache) match(pattern, name string) bool {
 		return pattern == name
 	}
 	c := g.compile(pattern)
-	if c.minLen > len(name) {
+	if c.minLen > len(name) || !strings.HasPrefix(name, c.prefix) || !strings.HasSuffix(name, c.suffix) {
 		return false
 	}
 	ok, err := path.Match(c.pattern, name)
@@ -1301,14 +1339,32 @@ func splitHeredocs(s string) (main string, bodies []string) {
 		tabs, quoted bool
 	}
 	var pending []doc
+	// boundary says whether s[i] starts a word: only there does '#'
+	// start a comment (not after an escaped blank, a\ #, nor after a
+	// substitution, $(x)#).
+	boundary := true
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
+		atStart := boundary
+		boundary = strings.IndexByte(" \t\n;&|()<>", ch) >= 0
 		switch {
 		case ch == '\\' && i+1 < len(s):
 			b.WriteString(s[i : i+2])
 			i++
 		case ch == '$' && i+1 < len(s) && s[i+1] == '\'':
 			end := min(ansiCEnd(s, i+2)+1, len(s))
+			b.WriteString(s[i:end])
+			i = end - 1
+		case ch == '$' && i+1 < len(s) && s[i+1] == '[', ch == '(' && i+1 < len(s) && s[i+1] == '(':
+			// $[...] and ((...)) are arithmetic: a << in them is a shift.
+			end := len(s)
+			if ch == '$' {
+				if k := strings.IndexByte(s[i:], ']'); k >= 0 {
+					end = i + k + 1
+				}
+			} else {
+				end = matching(s, i)
+			}
 			b.WriteString(s[i:end])
 			i = end - 1
 		case ch == '$' && i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '('):
@@ -1334,7 +1390,7 @@ func splitHeredocs(s string) (main string, bodies []string) {
 				}
 			}
 			b.WriteString(s[start:min(i+1, len(s))])
-		case ch == '#' && (i == 0 || strings.IndexByte(" \t\n;&|()<>", s[i-1]) >= 0):
+		case ch == '#' && atStart:
 			j := strings.IndexByte(s[i:], '\n')
 			if j < 0 {
 				j = len(s) - i
