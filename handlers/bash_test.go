@@ -304,6 +304,10 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		strings.Repeat("$(\"", maxCommandBytes/3),
 		strings.Repeat("\"$((", maxCommandBytes/4),
 		strings.Repeat("<<E \"$(\n", maxCommandBytes/8),
+		// sixth review: a '[' with no ']' was sought again from each
+		// later '[' (29 s)
+		"/" + strings.Repeat("[a", maxCommandBytes/2-1),
+		"echo '/" + strings.Repeat("[", maxCommandBytes-10) + "'",
 	} {
 		start := time.Now()
 		deniedPath(cmd[:min(len(cmd), maxCommandBytes)], "/w", "/home/me", nil)
@@ -544,6 +548,15 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"cat ~+0/../../../root/.ssh/id_rsa ~0/../../../etc/shadow ~-0/../../../etc/sudoers",
 		// more globs that may be procfs aliases than the walk forks for
 		"cat " + strings.Repeat("/[hp]*/[cmr]*/../..", 4) + "/[hp]*/[cmr]*/.ssh/id_rsa",
+		// sixth review: tilde forms in operands, ${HOME/%...}, offsets
+		// in arithmetic
+		"cat /${x:-~root}/.ssh/id_rsa",
+		"cat /${PWD/*/~root}/.ssh/id_rsa",
+		"cat /tmp/..${x:-~root/.ssh}/id_rsa",
+		"cat ${HOME/%me}me/.ssh/id_rsa",
+		"cat ${HOME::6}me/.ssh/id_rsa",
+		"cat ${HOME:0:3+3}me/.ssh/id_rsa",
+		"cat ${HOME:0:0x6}me/.ssh/id_rsa",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)
@@ -573,7 +586,7 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		}
 	}
 	// In a workspace under home: ${PWD} is the workspace, like $PWD.
-	for _, cmd := range []string{"cat ${PWD}/../.ssh/id_rsa", "cat ${OLDPWD}/../.ssh/id_rsa", "cat $PWD/../.ssh/id_rsa"} {
+	for _, cmd := range []string{"cat ${PWD}/../.ssh/id_rsa", "cat ${OLDPWD}/../.ssh/id_rsa", "cat $PWD/../.ssh/id_rsa", "cat ${PWD%/*}/.ssh/id_rsa", "cat /${x:-~+}/../.ssh/id_rsa"} {
 		if deniedPath(cmd, "/home/me/proj", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)
 		}

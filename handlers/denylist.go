@@ -64,7 +64,7 @@ type globOpts struct {
 }
 
 func checkDenylist(command, workspace, home string, extra []string) denial {
-	words, tooComplex := readWords(command, home)
+	words, tooComplex := readWords(command, home, workspace)
 	var entries [][]string
 	for _, list := range [][]string{builtinDenylist, extra} {
 		for _, e := range list {
@@ -104,20 +104,22 @@ func readingTexts(command string) []string {
 	return texts
 }
 
-// homeOps returns the command with each ${HOME<op>...} whose operator
-// trims or cuts the value (# ## % %% / // :offset:length) replaced by
-// what it gives for home: ${HOME%me}me/.ssh is /home/me/.ssh.
-func homeOps(command, home string) string {
+// homeOps returns the command with each ${HOME<op>...} (and ${PWD...},
+// ${OLDPWD...}, the workspace) whose operator trims or cuts the value
+// (# ## % %% / // /# /% :offset:length) replaced by what it gives:
+// ${HOME%me}me/.ssh is /home/me/.ssh.
+func homeOps(command, home, workspace string) string {
 	var b strings.Builder
 	for i := 0; i < len(command); i++ {
-		if !strings.HasPrefix(command[i:], "${HOME") {
+		if !strings.HasPrefix(command[i:], "${") {
 			b.WriteByte(command[i])
 			continue
 		}
 		end := matching(command, i+1)
 		body := strings.TrimSuffix(command[i+2:end], "}")
-		_, op, operand := splitParam(body)
-		if v, ok := homeOp(home, op, unquote(markedText(operand))); ok {
+		name, op, operand := splitParam(body)
+		value := map[string]string{"HOME": home, "PWD": workspace, "OLDPWD": workspace}[name]
+		if v, ok := homeOp(value, op, unquote(markedText(operand))); ok && value != "" {
 			b.WriteString(v)
 		} else {
 			b.WriteString(command[i:end])
@@ -159,9 +161,16 @@ func homeOp(home, op, operand string) (string, bool) {
 			}
 		}
 		return home, true
-	case "/", "//":
+	case "/", "//", "/#", "/%":
 		pat, rep, _ := strings.Cut(operand, "/")
-		re, err := regexp.Compile(globRegexp(pat))
+		anchored := globRegexp(pat)
+		switch op {
+		case "/#":
+			anchored, op = "^(?:"+anchored+")", "/"
+		case "/%":
+			anchored, op = "(?:"+anchored+")$", "/"
+		}
+		re, err := regexp.Compile(anchored)
 		if err != nil || pat == "" {
 			return "", false
 		}
@@ -174,7 +183,7 @@ func homeOp(home, op, operand string) (string, bool) {
 		return re.ReplaceAllLiteralString(home, rep), true
 	case ":":
 		offs := strings.SplitN(operand, ":", 2)
-		off, err := strconv.Atoi(strings.TrimSpace(offs[0]))
+		off, err := arithInt(offs[0])
 		if err != nil {
 			return "", false
 		}
@@ -184,7 +193,7 @@ func homeOp(home, op, operand string) (string, bool) {
 		off = max(0, min(off, len(home)))
 		v := home[off:]
 		if len(offs) == 2 {
-			n, err := strconv.Atoi(strings.TrimSpace(offs[1]))
+			n, err := arithInt(offs[1])
 			if err != nil {
 				return "", false
 			}
@@ -198,10 +207,43 @@ func homeOp(home, op, operand string) (string, bool) {
 	return "", false
 }
 
+// arithInt reads an offset of ${x:offset:length} as bash's arithmetic
+// does for a plain number: empty is 0, 0x.. hex, 0.. octal; a sum or
+// difference of such numbers too.
+func arithInt(s string) (int, error) {
+	s = strings.ReplaceAll(s, " ", "")
+	if s == "" {
+		return 0, nil
+	}
+	total, sign, start := 0, 1, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && (s[i] != '+' && s[i] != '-' || i == start) {
+			continue
+		}
+		part := s[start:i]
+		if part != "" && part != "+" && part != "-" {
+			n, err := strconv.ParseInt(part, 0, 32)
+			if err != nil {
+				return 0, err
+			}
+			total += sign * int(n)
+		}
+		if i < len(s) {
+			sign = 1
+			if s[i] == '-' {
+				sign = -1
+			}
+			start = i + 1
+		}
+	}
+	return total, nil
+}
+
 // globRegexp spells a bash pattern (of ${x#pattern} and the like, where
 // * and ? match '/' too) as a regular expression.
 func globRegexp(p string) string {
 	var b strings.Builder
+	closed := true // as in bashGlob
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; c {
 		case '*':
@@ -209,9 +251,13 @@ func globRegexp(p string) string {
 		case '?':
 			b.WriteByte('.')
 		case '[':
-			end, class := bracket(p, i)
+			end, class := -1, ""
+			if closed {
+				end, class = bracket(p, i)
+			}
 			if end < 0 {
 				b.WriteString(`\[`)
+				closed = false
 				continue
 			}
 			b.WriteString(class)
@@ -233,9 +279,10 @@ const maxExtglobDepth = 8
 
 // readWords returns every word the readings of a command see (see the
 // top of this file), unquoted, and what the strict reading could not
-// read within its bounds, "" if nothing. home, when known, is put for
-// the operations on ${HOME...} that can be worked out (see homeOps).
-func readWords(command, home string) (words []string, tooComplex string) {
+// read within its bounds, "" if nothing. home and workspace, when known,
+// are put for the operations on ${HOME...}, ${PWD...} and ${OLDPWD...}
+// that can be worked out (see homeOps).
+func readWords(command, home, workspace string) (words []string, tooComplex string) {
 	// The relaxed readings, where too complex is no denial, share one
 	// budget, and the texts they read are bounded in number and bytes:
 	// the command's length and nesting do not multiply the work.
@@ -244,8 +291,8 @@ func readWords(command, home string) (words []string, tooComplex string) {
 	done := map[string]bool{}
 	var queue []string
 	texts := readingTexts(command)
-	if home != "" && strings.Contains(command, "${HOME") {
-		if t := homeOps(command, home); t != command {
+	if strings.Contains(command, "${HOME") || strings.Contains(command, "PWD") {
+		if t := homeOps(command, home, workspace); t != command {
 			texts = append(texts, t)
 		}
 	}
@@ -708,15 +755,20 @@ func globMatch(pattern, name string) bool {
 // bashGlob rewrites a bash glob in path.Match's syntax.
 func bashGlob(p string) string {
 	var b strings.Builder
+	closed := true // once a '[' has no closing ']', none after it has
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
 		case c == '\\' && i+1 < len(p):
 			b.WriteString(p[i : i+2])
 			i++
 		case c == '[':
-			end, class := bracket(p, i)
+			end, class := -1, ""
+			if closed {
+				end, class = bracket(p, i)
+			}
 			if end < 0 {
 				b.WriteString(`\[`) // no closing ']': a literal '['
+				closed = false
 				continue
 			}
 			b.WriteString(class)
@@ -1094,8 +1146,15 @@ func (r *shellReader) param(w *strings.Builder, text string, depth int, extra []
 				ends = append(ends, sub.words[top-1])
 			}
 			for _, word := range ends {
-				if word == "~" || strings.HasPrefix(word, "~/") {
-					word = "$HOME" + word[1:] // bash expands a tilde there
+				if loc := tildeRe.FindStringIndex(word); loc != nil {
+					// bash expands a tilde there: ~ and ~user are read
+					// as home, the directory stack's as the workspace
+					name := strings.TrimSuffix(word[1:loc[1]], "/")
+					v := "$HOME"
+					if name != "" && dirStackRe.MatchString(name) {
+						v = "$PWD"
+					}
+					word = v + word[1+len(name):]
 				}
 				alts = append(alts, markGroupChars(word))
 			}
