@@ -308,6 +308,8 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		// later '[' (29 s)
 		"/" + strings.Repeat("[a", maxCommandBytes/2-1),
 		"echo '/" + strings.Repeat("[", maxCommandBytes-10) + "'",
+		"cat /" + strings.Repeat("[[:", maxCommandBytes/3-2),
+		"cat /etc/" + strings.Repeat("[[=a", maxCommandBytes/4-3),
 	} {
 		start := time.Now()
 		deniedPath(cmd[:min(len(cmd), maxCommandBytes)], "/w", "/home/me", nil)
@@ -557,6 +559,10 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"cat ${HOME::6}me/.ssh/id_rsa",
 		"cat ${HOME:0:3+3}me/.ssh/id_rsa",
 		"cat ${HOME:0:0x6}me/.ssh/id_rsa",
+		// seventh review: an extglob group that spells the dot
+		"shopt -s extglob\ncat ~/@(.ssh)/id_rsa",
+		"shopt -s extglob\ncat ~/+(.ss[h])/id_rsa",
+		"shopt -s extglob; cat /home/me/@(.netrc)",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)
@@ -583,6 +589,13 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%.60q...) allowed it", cmd)
+		}
+	}
+	// Homes /etc/passwd gives service accounts (/var/www, /var/lib/...)
+	// are homes too, spelled as plain paths.
+	for _, h := range serviceHomes() {
+		if cmd := "cat /" + strings.Join(h, "/") + "/.ssh/id_rsa"; deniedPath(cmd, "/w", "/home/me", nil) == "" {
+			t.Errorf("deniedPath(%q) allowed it", cmd)
 		}
 	}
 	// In a workspace under home: ${PWD} is the workspace, like $PWD.

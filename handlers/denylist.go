@@ -90,15 +90,30 @@ func readingTexts(command string) []string {
 		texts = append(texts, strings.ReplaceAll(command, "\\\n", ""))
 	}
 	if extglobRe.MatchString(command) {
+		// A group with an alternative that starts with a dot matches
+		// dotfiles (~/@(.ssh)): it is read as ".*" too.
+		dotted := func(g string) string {
+			for alt := range strings.SplitSeq(g[2:len(g)-1], "|") {
+				if strings.HasPrefix(alt, ".") {
+					return ".*"
+				}
+			}
+			return "*"
+		}
 		for _, t := range texts {
+			plain, dot := t, t
 			for range maxExtglobDepth { // nested groups, innermost first
-				u := extglobRe.ReplaceAllString(t, "*")
-				if u == t {
+				u := extglobRe.ReplaceAllString(plain, "*")
+				v := extglobRe.ReplaceAllStringFunc(dot, dotted)
+				if u == plain && v == dot {
 					break
 				}
-				t = u
+				plain, dot = u, v
 			}
-			texts = append(texts, t)
+			texts = append(texts, plain)
+			if dot != plain {
+				texts = append(texts, dot)
+			}
 		}
 	}
 	return texts
@@ -626,8 +641,32 @@ func entryPaths(e, home string) [][]string {
 	for _, h := range otherHomes {
 		out = append(out, append(append([]string(nil), h...), rc...))
 	}
+	for _, h := range serviceHomes() {
+		out = append(out, append(append([]string(nil), h...), rc...))
+	}
 	return out
 }
+
+// serviceHomes are the home directories /etc/passwd gives that exist and
+// that otherHomes does not cover (/var/lib/postgresql, /var/www): ~/
+// means any user's home, service accounts' too.
+var serviceHomes = sync.OnceValue(func() [][]string {
+	var out [][]string
+	seen := map[string]bool{}
+	for _, dir := range passwdHomes() {
+		dir = path.Clean(dir)
+		c := components(dir)
+		if seen[dir] || len(c) < 2 || c[0] == "home" || c[0] == "Users" || c[0] == "root" || c[0] == "proc" || c[0] == "dev" {
+			continue
+		}
+		seen[dir] = true
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b []string) int { return strings.Compare(strings.Join(a, "/"), strings.Join(b, "/")) })
+	return out
+})
 
 func components(p string) []string {
 	if p = strings.Trim(p, "/"); p == "" {
@@ -785,6 +824,7 @@ func bashGlob(p string) string {
 // path.Match spelling.
 func bracket(p string, open int) (int, string) {
 	var b strings.Builder
+	unclosed := map[byte]bool{}
 	b.WriteByte('[')
 	j := open + 1
 	if j < len(p) && (p[j] == '!' || p[j] == '^') {
@@ -803,9 +843,13 @@ func bracket(p string, open int) (int, string) {
 		case p[j] == '\\' && j+1 < len(p):
 			b.WriteString(p[j : j+2])
 			j++
-		case p[j] == '[' && j+1 < len(p) && strings.IndexByte(":=.", p[j+1]) >= 0:
+		case p[j] == '[' && j+1 < len(p) && strings.IndexByte(":=.", p[j+1]) >= 0 && !unclosed[p[j+1]]:
 			kind := p[j+1]
-			if k := strings.Index(p[j+2:], string(kind)+"]"); k >= 0 {
+			k := strings.Index(p[j+2:], string(kind)+"]")
+			if k < 0 {
+				unclosed[kind] = true // none after this one either
+			}
+			if k >= 0 {
 				if inner := p[j+2 : j+2+k]; kind == ':' {
 					b.WriteString(posixClass(inner))
 				} else {
