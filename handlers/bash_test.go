@@ -563,6 +563,9 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"shopt -s extglob\ncat ~/@(.ssh)/id_rsa",
 		"shopt -s extglob\ncat ~/+(.ss[h])/id_rsa",
 		"shopt -s extglob; cat /home/me/@(.netrc)",
+		// a '#' inside backquotes is no comment of the command's
+		"echo \"`echo a #`\" && cat /etc/{shadow,x}",
+		"echo `echo a #` && cat /etc/{shadow,x}",
 	} {
 		if deniedPath(cmd, "/w", "/home/me", nil) == "" {
 			t.Errorf("deniedPath(%q) allowed it", cmd)

@@ -65,9 +65,10 @@ type globOpts struct {
 
 func checkDenylist(command, workspace, home string, extra []string) denial {
 	words, tooComplex := readWords(command, home, workspace)
-	var entries [][]string
-	for _, list := range [][]string{builtinDenylist, extra} {
-		for _, e := range list {
+	entries := builtinEntries(home)
+	if len(extra) > 0 {
+		entries = slices.Clone(entries)
+		for _, e := range extra {
 			entries = append(entries, entryPaths(e, home)...)
 		}
 	}
@@ -79,6 +80,22 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 	}
 	return denial{}
 }
+
+// builtinEntries returns the component lists of the built-in entries for
+// home, made once per home: every Bash call checks against them.
+func builtinEntries(home string) [][]string {
+	if e, ok := builtinEntriesByHome.Load(home); ok {
+		return e.([][]string)
+	}
+	var entries [][]string
+	for _, e := range builtinDenylist {
+		entries = append(entries, entryPaths(e, home)...)
+	}
+	builtinEntriesByHome.Store(home, entries)
+	return entries
+}
+
+var builtinEntriesByHome sync.Map
 
 // readingTexts returns the texts a command is read as: itself, with its
 // continued lines joined, and with extended glob groups (@(shadow)) read
@@ -1482,17 +1499,15 @@ func splitHeredocs(s string) (main string, bodies []string) {
 			}
 			b.WriteString(s[i:end])
 			i = end - 1
-		case ch == '"':
-			start := i
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				switch {
-				case s[i] == '\\':
-					i++
-				case s[i] == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
-					i = matching(s, i+1) - 1
-				}
+		case ch == '"' || ch == '`':
+			// Whole, like the substitutions: a '#' or '<<' in it is text.
+			end := doubleEnd(s, i+1)
+			if ch == '`' {
+				end = backquoteEnd(s, i+1)
 			}
-			b.WriteString(s[start:min(i+1, len(s))])
+			end = min(end+1, len(s))
+			b.WriteString(s[i:end])
+			i = end - 1
 		case ch == '#' && atStart:
 			j := strings.IndexByte(s[i:], '\n')
 			if j < 0 {
