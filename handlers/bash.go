@@ -552,33 +552,27 @@ func (s *Server) bashDenylist(ctx context.Context) ([]string, error) {
 // updateBashDenylist is settings.update's bashDenylist: an array of paths,
 // each absolute or starting with "~/", replacing the previous extension;
 // null clears it.
-func (s *Server) updateBashDenylist(ctx context.Context, raw json.RawMessage) error {
-	if len(raw) == 0 {
-		return nil
-	}
+// parseBashDenylist checks a settings.update bashDenylist and returns the
+// value to store: nil (JSON null) removes the setting.
+func parseBashDenylist(raw json.RawMessage) (*string, error) {
 	if string(raw) == "null" {
-		if err := s.store.DeleteSetting(ctx, keyBashDenylist); err != nil {
-			return storageError("saving settings", err)
-		}
-		return nil
+		return nil, nil
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return invalidParams("invalid params: bashDenylist must be an array of paths or null")
+		return nil, invalidParams("invalid params: bashDenylist must be an array of paths or null")
 	}
 	if len(list) > denylistMaxEntries {
-		return invalidParams("invalid params: bashDenylist has %d entries; at most %d", len(list), denylistMaxEntries)
+		return nil, invalidParams("invalid params: bashDenylist has %d entries; at most %d", len(list), denylistMaxEntries)
 	}
 	for i, e := range list {
 		if len(e) > denylistMaxEntry || !(strings.HasPrefix(e, "/") || strings.HasPrefix(e, "~/")) || path.Clean(e) == "/" || e == "~/" {
-			return invalidParams("invalid params: bashDenylist[%d] must be an absolute path or start with ~/ (and name more than the root or the home directory)", i)
+			return nil, invalidParams("invalid params: bashDenylist[%d] must be an absolute path or start with ~/ (and name more than the root or the home directory)", i)
 		}
 	}
 	b, _ := json.Marshal(list)
-	if err := s.store.SetSetting(ctx, keyBashDenylist, string(b)); err != nil {
-		return storageError("saving settings", err)
-	}
-	return nil
+	v := string(b)
+	return &v, nil
 }
 
 func userHome() string {

@@ -72,6 +72,9 @@ func (s *Server) settingsGet(ctx context.Context, raw json.RawMessage) (any, err
 	return s.settings(ctx)
 }
 
+// settingsUpdate checks every field before it saves any, and saves them in
+// one transaction: a request answered with an error changes nothing (a
+// rejected shell must not leave the mode switched to auto behind it).
 func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		DefaultPermissionMode *string         `json:"defaultPermissionMode"`
@@ -81,20 +84,17 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
+	changes := map[string]*string{}
 	if p.DefaultPermissionMode != nil {
 		m := *p.DefaultPermissionMode
 		if m != perms.ModeAsk && m != perms.ModeAcceptEdits && m != perms.ModeAuto {
 			return nil, invalidParams("invalid params: defaultPermissionMode must be ask, accept-edits or auto")
 		}
-		if err := s.store.SetSetting(ctx, keyDefaultMode, m); err != nil {
-			return nil, storageError("saving settings", err)
-		}
+		changes[keyDefaultMode] = &m
 	}
 	if len(p.DefaultCommandShell) > 0 {
 		if string(p.DefaultCommandShell) == "null" {
-			if err := s.store.DeleteSetting(ctx, keyDefaultShell); err != nil {
-				return nil, storageError("saving settings", err)
-			}
+			changes[keyDefaultShell] = nil
 		} else {
 			var id string
 			if err := json.Unmarshal(p.DefaultCommandShell, &id); err != nil {
@@ -103,13 +103,18 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 			if !shellAvailable(id) {
 				return nil, appError(CodeShellInvalid, "shell %q is unknown or not available on this platform", id)
 			}
-			if err := s.store.SetSetting(ctx, keyDefaultShell, id); err != nil {
-				return nil, storageError("saving settings", err)
-			}
+			changes[keyDefaultShell] = &id
 		}
 	}
-	if err := s.updateBashDenylist(ctx, p.BashDenylist); err != nil {
-		return nil, err
+	if len(p.BashDenylist) > 0 {
+		v, err := parseBashDenylist(p.BashDenylist)
+		if err != nil {
+			return nil, err
+		}
+		changes[keyBashDenylist] = v
+	}
+	if err := s.store.SetSettings(ctx, changes); err != nil {
+		return nil, storageError("saving settings", err)
 	}
 	return s.settings(ctx)
 }

@@ -278,6 +278,33 @@ func (s *Store) SetSetting(ctx context.Context, key, value string) error {
 	return err
 }
 
+// SetSettings applies several settings in one transaction: all of them or
+// none. A nil value deletes its key.
+func (s *Store) SetSettings(ctx context.Context, changes map[string]*string) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(conn *sqlite.Conn) error {
+		for key, v := range changes {
+			var err error
+			if v == nil {
+				err = sqlitex.Execute(conn, `DELETE FROM settings WHERE key = ?`, &sqlitex.ExecOptions{Args: []any{key}})
+			} else {
+				err = sqlitex.Execute(conn, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+					&sqlitex.ExecOptions{Args: []any{key, *v}})
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for key := range changes {
+		s.forgetSetting(key)
+	}
+	return err
+}
+
 func (s *Store) forgetSetting(key string) {
 	s.cmu.Lock()
 	defer s.cmu.Unlock()
