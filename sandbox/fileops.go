@@ -117,14 +117,24 @@ func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	defer root.Close()
-	fi, err := root.Stat(name)
+	// The target is canonical: its last component is no symbolic link. One
+	// found there now was swapped in after the check (and the approval),
+	// and following it, even inside the parent, would read another file
+	// than the one the user approved (~/.bashrc -> ~/.ssh/id_rsa).
+	fi, err := root.Lstat(name)
 	if err != nil {
 		return nil, nil, notExist(err, res.Display)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, nil, fmt.Errorf("%w: %s became a symbolic link", ErrChanged, res.Display)
 	}
 	if err := classify(fi); err != nil {
 		return nil, nil, err
 	}
-	f, err := root.OpenFile(name, openReadFlags, 0)
+	f, err := root.OpenFile(name, openReadFlags|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, fmt.Errorf("%w: %s became a symbolic link", ErrChanged, res.Display)
+	}
 	if err != nil {
 		return nil, nil, notExist(err, res.Display)
 	}

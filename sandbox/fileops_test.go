@@ -538,3 +538,41 @@ func TestTricklingEventFileEnds(t *testing.T) {
 		t.Fatal("a trickling /proc/kmsg was still being read")
 	}
 }
+
+// An approved file is swapped for a symlink to a sibling in its own
+// directory after resolution (a review read ~/.ssh/id_rsa through an
+// approved ~/.bashrc this way): the link stays inside the parent, so only
+// refusing to follow the last component stops it.
+func TestSymlinkToSiblingSwappedAfterResolve(t *testing.T) {
+	for _, where := range []string{"outside", "w"} {
+		t.Run(where, func(t *testing.T) {
+			fx := newFixture(t)
+			dir := filepath.Join(fx.tmp, where)
+			approved, secret := filepath.Join(dir, "approved.txt"), filepath.Join(dir, "private.txt")
+			if err := os.WriteFile(approved, []byte("public\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(secret, []byte("PRIVATE-KEY\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res := mustResolve(t, fx.roots, approved)
+			if err := os.Remove(approved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("private.txt", approved); err != nil {
+				t.Fatal(err)
+			}
+			if f, _, err := OpenRegular(res); !errors.Is(err, ErrChanged) {
+				if err == nil {
+					data, _ := io.ReadAll(f)
+					f.Close()
+					t.Fatalf("OpenRegular read %q through the swapped link", data)
+				}
+				t.Fatalf("OpenRegular error = %v, want ErrChanged", err)
+			}
+			if data, _, err := ReadFileLimit(res, 1<<20); !errors.Is(err, ErrChanged) {
+				t.Fatalf("ReadFileLimit = %q, %v; want ErrChanged", data, err)
+			}
+		})
+	}
+}
