@@ -103,8 +103,14 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 			line += rest
 			break
 		}
-		text, more, err := readLine(br, readMaxLineChars)
+		text, more, err := readLine(ctx, br, readMaxLineChars)
 		if text == nil {
+			switch {
+			case errors.Is(err, errNUL):
+				return c.setPath(failResult(CodeToolFailed, "%s is a binary file (a NUL byte at line %d, %d bytes); Read only shows text", c.target.Display, line+1, fi.Size()))
+			case ctx.Err() != nil:
+				return aborted(ctx)
+			}
 			if err != nil && err != io.EOF {
 				return c.setPath(failResult(CodeToolFailed, "reading %s: %v", c.target.Display, sandbox.ReadErr(err)))
 			}
@@ -158,15 +164,24 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 	return c.setPath(r)
 }
 
+// errNUL: a line holds a NUL byte, so the file is binary after all (the
+// check at the open only sees its first 8 KiB).
+var errNUL = errors.New("NUL byte")
+
 // readLine returns one line without its '\n', keeping at most max
 // characters and reporting how many were dropped; it never holds more than
-// max characters of a line in memory. It returns nil at the end of input.
-func readLine(br *bufio.Reader, max int) ([]byte, int, error) {
+// max characters of a line in memory, and checks ctx between buffers, so a
+// line of gigabytes (a sparse file) is neither kept nor read past a cancel.
+// It returns nil at the end of input, and errNUL for a line with a NUL byte.
+func readLine(ctx context.Context, br *bufio.Reader, max int) ([]byte, int, error) {
 	var line, carry []byte
 	got, runes, dropped := false, 0, 0
 	for {
 		chunk, err := br.ReadSlice('\n')
 		got = got || len(chunk) > 0
+		if bytes.IndexByte(chunk, 0) >= 0 {
+			return nil, 0, errNUL
+		}
 		if err == nil {
 			chunk = chunk[:len(chunk)-1]
 		}
@@ -175,22 +190,29 @@ func readLine(br *bufio.Reader, max int) ([]byte, int, error) {
 			data = append(carry, chunk...)
 			carry = nil
 		}
-		for len(data) > 0 {
+		for len(data) > 0 && runes < max {
 			if err == bufio.ErrBufferFull && !utf8.FullRune(data) {
 				carry = append([]byte(nil), data...) // a rune split across reads
+				data = nil
 				break
 			}
 			_, size := utf8.DecodeRune(data)
-			if runes < max {
-				line = append(line, data[:size]...)
-				runes++
-			} else {
+			line = append(line, data[:size]...)
+			runes++
+			data = data[size:]
+		}
+		// Past max, characters are only counted: every byte that does not
+		// continue a sequence starts one, however the buffer split them.
+		for _, b := range data {
+			if b&0xC0 != 0x80 {
 				dropped++
 			}
-			data = data[size:]
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, 0, cerr
+			}
 			continue
 		case err != nil && err != io.EOF:
 			return nil, 0, err

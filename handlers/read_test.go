@@ -1,12 +1,17 @@
 package handlers
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -114,4 +119,64 @@ func TestReadHugeFileReadsOnlyTheWindow(t *testing.T) {
 	if !strings.HasPrefix(r.Content[0].Text, "1\tentry 1\n") || !strings.Contains(r.Content[0].Text, "10\tentry 10\n") {
 		t.Fatalf("huge file text: %q", r.Content[0].Text)
 	}
+}
+
+// TestReadRefusesNULPastTheSniff: text for well over 8 KiB, then a hole of
+// NULs (a sparse file): the window that reaches the NULs is refused as
+// binary, never shown with NUL characters, and never read as one line of
+// gigabytes (a review's 1 TB file ran past every timeout and cancel).
+func TestReadRefusesNULPastTheSniff(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "r", "agent", "ask")
+	p := filepath.Join(ws, "sparse.log")
+	f, _ := os.Create(p)
+	for i := 1; i <= 2000; i++ {
+		fmt.Fprintf(f, "line %d\n", i)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Skipf("cannot make a sparse file here: %v", err)
+	}
+	f.Close()
+	r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "a", ToolName: "Read", Args: readArgsJSON("sparse.log", 0, 10)})
+	if !r.OK || !strings.Contains(r.Content[0].Text, "10\tline 10\n") {
+		t.Fatalf("window before the hole: %+v", r)
+	}
+	r = run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "b", ToolName: "Read", Args: readArgsJSON("sparse.log", 1995, 0)})
+	if r.OK || !strings.Contains(r.Message, "binary") || !strings.Contains(r.Message, "line 2001") {
+		t.Fatalf("window reaching the hole: %+v", r)
+	}
+	for _, c := range r.Content {
+		if strings.ContainsRune(c.Text, 0) {
+			t.Fatalf("NUL shown to the model: %q", c.Text)
+		}
+	}
+}
+
+// TestReadLineStopsAtCancel: a line of text without end is read in buffers
+// with the context checked between them.
+func TestReadLineStopsAtCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	endless := io.MultiReader(strings.NewReader("start"), repeatReader('x'))
+	br := bufio.NewReaderSize(endless, 64<<10)
+	done := make(chan error, 1)
+	go func() { _, _, err := readLine(ctx, br, readMaxLineChars); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("readLine = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("readLine kept reading an endless line after the context was cancelled")
+	}
+}
+
+// repeatReader is an endless stream of one byte.
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
 }
