@@ -49,12 +49,14 @@ func runAsk(ctx context.Context, c *call) *ToolResult {
 		Answers map[string]json.RawMessage `json:"answers"`
 	}
 	if err := c.s.client.Call(ctx, "ask.request", params, &reply); err != nil {
+		r := askResult(qs, nil, true)
 		if ctx.Err() != nil {
 			c.s.client.Notify(context.WithoutCancel(ctx), "ask.cancelled", map[string]string{"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID})
+			r.stopped = true // a cancelled ask ends as skipped (PROTOCOL section 5)
 		} else {
 			c.s.log.Info("ask.request got no answer; questions skipped", "toolCallId", c.p.ToolCallID, "err", err)
 		}
-		return askResult(qs, nil, true)
+		return r
 	}
 	return askResult(qs, reply.Answers, false)
 }

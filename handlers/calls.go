@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"hostcore/store"
 )
@@ -13,7 +14,18 @@ func decodeInto(raw json.RawMessage, v any) { json.Unmarshal(raw, v) }
 var errCallCancelled = errors.New("cancelled by tools.cancel")
 var errTurnCancelled = errors.New("cancelled by turn.cancel")
 
-// toolsCancel aborts one running call.
+// cancelWait bounds how long tools.cancel and turn.cancel wait for the
+// calls they stopped to end. A stopped call ends within moments (a
+// command's tree is killed after a short grace); one that does not (a read
+// stuck in a dead network mount) is answered as cancelled, with ended
+// false: it was told to stop and its own answer will say how it ended.
+const cancelWait = 10 * time.Second
+
+// toolsCancel aborts one call of the session, running or still waiting to
+// start, and answers once it has ended: cancelled is true only when the
+// call ended as TOOL_ABORTED. A call that had already done its work (a
+// Write that landed before the cancel) is answered cancelled: false, so a
+// client never believes an applied change was stopped.
 func (s *Server) toolsCancel(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		SessionID  string `json:"sessionId"`
@@ -31,15 +43,19 @@ func (s *Server) toolsCancel(ctx context.Context, raw json.RawMessage) (any, err
 	rt := s.runtime(p.SessionID)
 	rt.mu.Lock()
 	r := rt.running[p.ToolCallID]
+	if r != nil {
+		r.stop(errCallCancelled)
+	}
 	rt.mu.Unlock()
 	if r == nil {
 		return map[string]bool{"cancelled": false}, nil
 	}
-	r.cancel(errCallCancelled)
-	return map[string]bool{"cancelled": true}, nil
+	n, ended := waitStopped(ctx, []*running{r})
+	return map[string]bool{"cancelled": n == 1, "ended": ended}, nil
 }
 
-// turnCancel aborts every running call of a turn.
+// turnCancel aborts every call of a turn, running or waiting to start, and
+// answers once they have ended with the number that ended as TOOL_ABORTED.
 func (s *Server) turnCancel(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		SessionID string `json:"sessionId"`
@@ -56,15 +72,45 @@ func (s *Server) turnCancel(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 	rt := s.runtime(p.SessionID)
 	rt.mu.Lock()
-	n := 0
+	var stopped []*running
 	for _, r := range rt.running {
 		if r.turnID == p.TurnID {
-			r.cancel(errTurnCancelled)
-			n++
+			r.stop(errTurnCancelled)
+			stopped = append(stopped, r)
 		}
 	}
 	rt.mu.Unlock()
-	return map[string]int{"cancelled": n}, nil
+	n, ended := waitStopped(ctx, stopped)
+	return map[string]any{"cancelled": n, "ended": ended}, nil
+}
+
+// waitStopped waits (at most cancelWait) for stopped calls to end and
+// counts those that ended aborted; a call still running at the deadline
+// counts as cancelled, and ended is false.
+func waitStopped(ctx context.Context, calls []*running) (n int, ended bool) {
+	deadline := time.NewTimer(cancelWait)
+	defer deadline.Stop()
+	ended = true
+	for _, r := range calls {
+		if ended {
+			select {
+			case <-r.done:
+			case <-deadline.C:
+				ended = false
+			case <-ctx.Done():
+				ended = false
+			}
+		}
+		select {
+		case <-r.done:
+			if r.stopped {
+				n++
+			}
+		default:
+			n++
+		}
+	}
+	return n, ended
 }
 
 // auditRow is the wire form of an audit row: externalPath, errorCode and

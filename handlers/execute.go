@@ -64,6 +64,9 @@ type ToolResult struct {
 	Terminate  bool          `json:"terminate,omitempty"`
 	Decision   string        `json:"decision"`
 	Timing     Timing        `json:"timing"`
+	// stopped: the call ended early because it was cancelled, in the way
+	// its tool defines (TOOL_ABORTED; an asktool resolved as skipped).
+	stopped bool
 }
 
 // Decisions as they appear in results and the audit.
@@ -125,24 +128,29 @@ func (c *call) scratchDir() string { return scratch.Dir(c.s.cfg.DataDir, c.sess.
 // ensureScratch creates the scratch dir lazily (design section 4b).
 func (c *call) ensureScratch() error { return scratch.Ensure(c.scratchDir()) }
 
-// ticket is a Write/Edit's place in its session's mutation order.
+// ticket is what a call takes on the read goroutine the moment its line is
+// read: its registration in the session's running calls (so a tools.cancel
+// or turn.cancel on a later line finds it even before it has started) and,
+// for a Write/Edit, its place in the session's mutation order.
 type ticket struct {
-	rt *runtime
-	n  uint64
+	rt       *runtime
+	id       string
+	entry    *running // nil when the id was already running (dup)
+	dup      bool
+	mutation bool
+	n        uint64
 }
 
-// takeTicket runs on the read goroutine: a mutation takes its place in the
-// session's order the moment its line is read.
+// takeTicket runs on the read goroutine. It returns nil for a line that
+// names no known session (execute then fails it) or no call id.
 func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	var p struct {
-		SessionID string `json:"sessionId"`
-		ToolName  string `json:"toolName"`
+		SessionID  string `json:"sessionId"`
+		ToolName   string `json:"toolName"`
+		TurnID     string `json:"turnId"`
+		ToolCallID string `json:"toolCallId"`
 	}
-	if json.Unmarshal(raw, &p) != nil || p.SessionID == "" {
-		return nil
-	}
-	t := s.tools.get(p.ToolName)
-	if t == nil || !t.Mutation {
+	if json.Unmarshal(raw, &p) != nil || p.SessionID == "" || p.ToolCallID == "" {
 		return nil
 	}
 	// Only a real session gets a queue: ids a client makes up must not grow
@@ -151,12 +159,23 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 		return nil
 	}
 	rt := s.runtime(p.SessionID)
-	return &ticket{rt: rt, n: rt.mut.take()}
+	tk := &ticket{rt: rt, id: p.ToolCallID}
+	tk.entry, tk.dup = rt.register(p.ToolCallID, p.TurnID)
+	if t := s.tools.get(p.ToolName); t != nil && t.Mutation {
+		tk.mutation, tk.n = true, rt.mut.take()
+	}
+	return tk
 }
 
 func (t *ticket) release() {
-	if t != nil {
+	if t == nil {
+		return
+	}
+	if t.mutation {
 		t.rt.mut.release(t.n)
+	}
+	if t.entry != nil {
+		t.rt.unregister(t.id, t.entry)
 	}
 }
 
@@ -204,29 +223,24 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	// registration is also the in-process half of "a call id never runs
 	// twice": a second call with the id of one still running is refused
 	// here, one that ran before is refused by the store below.
+	// The call was registered when its line was read (takeTicket); a
+	// frontend or test without a ticket registers it here. The ticket's
+	// release, deferred first and so run last, takes the id out of the
+	// registry only once finish has committed it to the store.
 	c.rt = s.runtime(p.SessionID)
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	done := make(chan struct{})
-	defer close(done)
-	c.rt.mu.Lock()
-	if _, dup := c.rt.running[p.ToolCallID]; dup {
-		c.rt.mu.Unlock()
+	if tk == nil || tk.rt != c.rt || tk.id != p.ToolCallID {
+		entry, dup := c.rt.register(p.ToolCallID, p.TurnID)
+		tk = &ticket{rt: c.rt, id: p.ToolCallID, entry: entry, dup: dup}
+		defer tk.release()
+	}
+	if tk.dup {
 		return s.finish(ctx, c, a, duplicate(p.ToolCallID))
 	}
-	if c.rt.deleted {
-		c.rt.mu.Unlock()
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if deleted := c.rt.start(tk.entry, cancel); deleted {
 		return s.finish(ctx, c, a, failResult(CodeToolAborted, "session was deleted"))
 	}
-	c.rt.running[p.ToolCallID] = &running{turnID: p.TurnID, cancel: cancel, done: done}
-	c.rt.mu.Unlock()
-	// Deferred before finish runs (a return statement's calls come first):
-	// the id leaves the registry only once the store has it.
-	defer func() {
-		c.rt.mu.Lock()
-		delete(c.rt.running, p.ToolCallID)
-		c.rt.mu.Unlock()
-	}()
 
 	// A call with effects (or of a tool not known yet) commits its id
 	// before it runs, so that it never runs twice, even across a crash. A
@@ -250,6 +264,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	}
 
 	res := s.decideAndRun(cctx, c, a, tk)
+	tk.entry.stopped = res.stopped || res.ErrorCode == CodeToolAborted
 	return s.finish(ctx, c, a, res)
 }
 
@@ -361,7 +376,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		a.external = "allowed"
 	}
 
-	if tk != nil {
+	if tk != nil && tk.mutation {
 		if err := tk.rt.mut.wait(ctx, tk.n); err != nil {
 			return aborted(ctx)
 		}

@@ -126,6 +126,13 @@ func (s *Server) Route(name string, params json.RawMessage) (func(context.Contex
 	return func(ctx context.Context) (any, error) { return m.run(ctx, params) }, m.inline
 }
 
+// Relieves names the methods that free the in-flight budget instead of
+// using it (rpc.Relief): a client whose budget is filled by calls waiting
+// on cards must still be able to cancel them.
+func (s *Server) Relieves(name string) bool {
+	return name == "tools.cancel" || name == "turn.cancel"
+}
+
 // Inline says whether Route runs name inline (rpc.Dispatcher).
 func (s *Server) Inline(name string) bool {
 	m, ok := s.methods()[name]
@@ -234,10 +241,64 @@ type runtime struct {
 	shells     shellPins // the shell each recent turn pinned (bash.go)
 }
 
+// running is a call registered in its session: from the moment its line
+// is read until it has been answered.
 type running struct {
 	turnID string
+	done   chan struct{} // closed once the call has ended and been audited
+	// Under the runtime's mu: cancel is nil until the call starts; cause is
+	// the first stop, applied when it starts if it came before.
 	cancel context.CancelCauseFunc
-	done   chan struct{}
+	cause  error
+	// aborted: the call ended early because it was cancelled (ToolResult.stopped). Written before done is
+	// closed, read after.
+	stopped bool
+}
+
+// register adds a call to the session's running calls; dup reports that one
+// with the same id is still there (and nothing was added).
+func (rt *runtime) register(id, turnID string) (r *running, dup bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if _, ok := rt.running[id]; ok {
+		return nil, true
+	}
+	r = &running{turnID: turnID, done: make(chan struct{})}
+	rt.running[id] = r
+	return r, false
+}
+
+// start gives a registered call its cancel function, and applies a stop
+// that came before it started. deleted: the session is being deleted.
+func (rt *runtime) start(r *running, cancel context.CancelCauseFunc) (deleted bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	r.cancel = cancel
+	if r.cause != nil {
+		cancel(r.cause)
+	}
+	return rt.deleted
+}
+
+// unregister removes an ended call and wakes whoever waits for its end.
+func (rt *runtime) unregister(id string, r *running) {
+	rt.mu.Lock()
+	if rt.running[id] == r {
+		delete(rt.running, id)
+	}
+	rt.mu.Unlock()
+	close(r.done)
+}
+
+// stop cancels the call, or has it cancelled the moment it starts. The
+// runtime's mu is held.
+func (r *running) stop(cause error) {
+	if r.cause == nil {
+		r.cause = cause
+	}
+	if r.cancel != nil {
+		r.cancel(cause)
+	}
 }
 
 func (s *Server) runtime(id string) *runtime {

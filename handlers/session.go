@@ -237,7 +237,7 @@ func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, e
 	rt.deleted = true
 	var waits []chan struct{}
 	for _, r := range rt.running {
-		r.cancel(errSessionDeleted)
+		r.stop(errSessionDeleted)
 		waits = append(waits, r.done)
 	}
 	rt.mu.Unlock()

@@ -31,6 +31,17 @@ type Dispatcher interface {
 	Inline(method string) bool
 }
 
+// Relief is implemented by a Dispatcher whose methods include some that
+// free the in-flight budget rather than use it (cancelling calls). Those
+// are counted against a small budget of their own instead, so that a
+// budget filled by calls waiting on cards can still be cancelled.
+type Relief interface {
+	Relieves(method string) bool
+}
+
+// reliefBudget is how many budget-relieving requests may run at once.
+const reliefBudget = 256
+
 // Coded is implemented by errors that choose their JSON-RPC code and
 // hostcore errorCode. Anything else goes out as -32603.
 type Coded interface {
@@ -85,6 +96,7 @@ type Server struct {
 
 	budget     *semaphore.Weighted // see Handle
 	budgetSize int64
+	relief     *semaphore.Weighted // requests that free the budget (Relief)
 
 	inputCtx    context.Context // done when stdin ended or the server stops
 	inputCancel context.CancelFunc
@@ -97,6 +109,7 @@ func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
 	s := &Server{stream: newLineStream(in, out, log), log: log, gone: make(chan struct{}), connReady: make(chan struct{}),
 		workers: workers{jobs: make(chan func()), quit: make(chan struct{})}}
 	s.SetBudget(DefaultBudget)
+	s.relief = semaphore.NewWeighted(reliefBudget)
 	if f, ok := out.(*os.File); ok {
 		s.out = f
 	}
@@ -117,6 +130,7 @@ func (s *Server) Gone() <-chan struct{} { return s.gone }
 
 // DrainTimeout bounds how long Run waits for running calls after ctx ends.
 const DrainTimeout = 2500 * time.Millisecond
+
 
 // Run serves until input ends and every running call has answered (nil),
 // or until ctx ends or the client vanishes: then running calls see their
@@ -298,19 +312,22 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	// it gives back. Inline methods (configuring ones, run here one at a
 	// time) are not counted, so that shutdown is never refused.
 	var weight int64
-	if !h.d.Inline(req.Method) {
+	sem := h.s.budget
+	if r, ok := h.d.(Relief); ok && r.Relieves(req.Method) {
+		sem, weight = h.s.relief, 1
+	} else if !h.d.Inline(req.Method) {
 		weight = min(requestWeight+int64(len(params)), h.s.budgetSize)
-		if !h.s.budget.TryAcquire(weight) {
-			h.s.log.Warn("request refused: too much in flight", "method", req.Method, "paramsBytes", len(params))
-			if !req.Notif {
-				conn.ReplyWithError(h.ctx, req.ID, toWire(errBusy))
-			}
-			return
+	}
+	if weight > 0 && !sem.TryAcquire(weight) {
+		h.s.log.Warn("request refused: too much in flight", "method", req.Method, "paramsBytes", len(params))
+		if !req.Notif {
+			conn.ReplyWithError(h.ctx, req.ID, toWire(errBusy))
 		}
+		return
 	}
 	release := func() {
 		if weight > 0 {
-			h.s.budget.Release(weight)
+			sem.Release(weight)
 		}
 	}
 	run, inline := h.d.Route(req.Method, params)
