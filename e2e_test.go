@@ -245,3 +245,52 @@ func TestConcurrentSameCallIDRunsOnce(t *testing.T) {
 	h.stdin.Close()
 	h.wait(t)
 }
+
+// TestSIGTERMWithStdoutFullStillAudits: a client that stopped reading
+// while a command floods tool.output leaves hostcore blocked writing; on
+// SIGTERM that write must fail in time for the call to end as
+// TOOL_ABORTED with its audit row committed before the database closes
+// (a review found no row at all after the restart), and hostcore still
+// exits 0 within 3 seconds.
+func TestSIGTERMWithStdoutFullStillAudits(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	cmd := exec.Command(bin, "--data-dir", data)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws)
+	first := make([]byte, 512)
+	if n, err := out.Read(first); err != nil || !strings.Contains(string(first[:n]), `"id":1`) {
+		t.Fatalf("session.create: %q %v", first[:n], err)
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"flood","toolName":"Bash","args":{"command":"yes | head -c 50000000"}}}`)
+	time.Sleep(2 * time.Second) // stdout fills; nothing reads it any more
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hostcore did not exit after SIGTERM with its stdout full")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("exit took %v, want < 3s", d)
+	}
+	h := startHost(t, bin, "--data-dir", data)
+	rows := rpcClient{t, h}.call(1, "audit.query", map[string]any{"sessionId": "s", "toolCallId": "flood"})["rows"].([]any)
+	if len(rows) != 1 {
+		t.Fatalf("audit rows for the flood: %v", rows)
+	}
+	if row := rows[0].(map[string]any); row["errorCode"] != "TOOL_ABORTED" {
+		t.Fatalf("audit row: %v", row)
+	}
+}

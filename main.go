@@ -112,7 +112,7 @@ func run(args []string) int {
 	// A larger stdout pipe lets a flood of tool.output reach the client
 	// in fewer, larger pieces (see process.GrowPipe).
 	process.GrowPipe(os.Stdout)
-	srv := rpc.NewServer(os.Stdin, os.Stdout, log)
+	srv := rpc.NewServer(os.Stdin, rpc.PollableOutput(os.Stdout), log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel, MutationSlots: *slots,
 		WarmReaper: *warm,

@@ -131,6 +131,29 @@ func (s *Server) Gone() <-chan struct{} { return s.gone }
 // DrainTimeout bounds how long Run waits for running calls after ctx ends.
 const DrainTimeout = 2500 * time.Millisecond
 
+// writeDrain bounds a write to stdout once ctx has ended: it leaves a call
+// blocked on a client that stopped reading time to end within DrainTimeout.
+const writeDrain = 1500 * time.Millisecond
+
+// PollableOutput returns f, or, when f is a pipe or a socket, a
+// non-blocking *os.File on the same descriptor: Go's poller then writes it,
+// and Run can give a write a deadline. A terminal or a regular file is
+// returned as it is (the non-blocking flag would outlive hostcore on the
+// shell's terminal).
+func PollableOutput(f *os.File) *os.File {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return f
+	}
+	fd := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(d uintptr) { fd = int(d) })
+	}
+	if fd < 0 || unix.SetNonblock(fd, true) != nil {
+		return f
+	}
+	return os.NewFile(uintptr(fd), f.Name())
+}
 
 // Run serves until input ends and every running call has answered (nil),
 // or until ctx ends or the client vanishes: then running calls see their
@@ -164,6 +187,14 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	// and make a pending card read as "no client" (a deny) instead of
 	// "cancelled".
 	cancel()
+	// A call blocked writing to a client that stopped reading (a flood of
+	// tool.output) would hold its answer, and its audit row, past the
+	// drain: its write fails after writeDrain instead, and the call still
+	// ends as TOOL_ABORTED with its row committed. Only a pollable stdout
+	// (PollableOutput) takes a deadline.
+	if s.out != nil {
+		s.out.SetWriteDeadline(time.Now().Add(writeDrain))
+	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
@@ -184,8 +215,16 @@ func (s *Server) watchOutput() (stop func()) {
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
 		return func() {}
 	}
+	// The descriptor is read without Fd, which would put a pollable
+	// (non-blocking, see PollableOutput) stdout back into blocking mode.
+	fd := -1
+	if rc, err := s.out.SyscallConn(); err == nil {
+		rc.Control(func(f uintptr) { fd = int(f) })
+	}
+	if fd < 0 {
+		return func() {}
+	}
 	done := make(chan struct{})
-	fd := int(s.out.Fd())
 	go func() {
 		for {
 			select {
