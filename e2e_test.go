@@ -294,3 +294,40 @@ func TestSIGTERMWithStdoutFullStillAudits(t *testing.T) {
 		t.Fatalf("audit row: %v", row)
 	}
 }
+
+// TestCallIDFreeAfterCrashWithCardOpen: hostcore SIGKILLed while a Write's
+// card is open never ran the Write, so its id is not "already executed"
+// after the restart: the same call sent again runs (a review found it
+// refused DUPLICATE_TOOL_CALL forever). An id that did run stays refused.
+func TestCallIDFreeAfterCrashWithCardOpen(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "ask"})
+	c.send(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "done", "toolName": "Write", "args": map[string]any{"path": "done.txt", "content": "x"}})
+	card := h.next(t, `{"method":"permission.request"}`)
+	var m struct{ ID json.RawMessage }
+	json.Unmarshal([]byte(card), &m)
+	h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"decision":"allow-once"}}`, m.ID))
+	if r := c.result(2); r["ok"] != true {
+		t.Fatalf("first Write: %v", r)
+	}
+	c.send(3, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "k1", "toolName": "Write", "args": map[string]any{"path": "k1.txt", "content": "x"}})
+	h.next(t, `{"method":"permission.request","params":{"toolCallId":"k1"}}`)
+	h.cmd.Process.Kill()
+	h.wait(t)
+
+	h2 := startHost(t, bin, "--data-dir", data)
+	c2 := rpcClient{t, h2}
+	c2.call(1, "session.configure", map[string]any{"sessionId": "s", "permissionMode": "auto"})
+	if r := c2.call(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t2", "toolCallId": "k1", "toolName": "Write", "args": map[string]any{"path": "k1.txt", "content": "x"}}); r["ok"] != true {
+		t.Fatalf("the call whose card was open at the crash, sent again: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "k1.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if r := c2.call(3, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t2", "toolCallId": "done", "toolName": "Write", "args": map[string]any{"path": "done.txt", "content": "y"}}); r["errorCode"] != "DUPLICATE_TOOL_CALL" {
+		t.Fatalf("a call that ran, sent again: %v", r)
+	}
+}

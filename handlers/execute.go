@@ -105,6 +105,9 @@ type call struct {
 	// reserved ahead (reads). Not once the session is being deleted: its
 	// ids are forgotten, and a late one must not outlive it.
 	recordCall bool
+	// reserveCall: the call id is committed right before the body runs
+	// (calls with effects).
+	reserveCall bool
 	// target is the resolved explicit path argument, when the tool has one.
 	target    sandbox.Resolved
 	hasTarget bool
@@ -242,25 +245,25 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 		return s.finish(ctx, c, a, failResult(CodeToolAborted, "session was deleted"))
 	}
 
-	// A call with effects (or of a tool not known yet) commits its id
-	// before it runs, so that it never runs twice, even across a crash. A
-	// read has no effect to repeat: its id is committed with its audit
-	// row, one transaction instead of two on the hottest path. Should hostcore
-	// die while it runs, the read was never answered and may simply run
-	// again.
-	if t := s.tools.get(p.ToolName); t != nil && t.Class == perms.ClassRead {
-		seen, err := s.store.ToolCallSeen(bctx, p.SessionID, p.ToolCallID)
-		if err != nil {
-			return nil, storageError("checking tool call id", err)
-		}
-		if seen {
-			return s.finish(ctx, c, a, duplicate(p.ToolCallID))
-		}
-		c.recordCall = true
-	} else if err := s.store.ReserveToolCall(bctx, p.SessionID, p.ToolCallID); errors.Is(err, store.ErrExists) {
+	// An id that ran before is refused before anything else. A call with
+	// effects (or of a tool not known yet) commits its id once it is
+	// allowed, right before its body runs (reserveCall), so that it never
+	// runs twice, even across a crash; an id whose call never ran (denied,
+	// or hostcore died while its card was open) may be sent again. A read
+	// has no effect to repeat: its id is committed with its audit row, one
+	// transaction instead of two on the hottest path. Should hostcore die
+	// while it runs, the read was never answered and may simply run again.
+	seen, err := s.store.ToolCallSeen(bctx, p.SessionID, p.ToolCallID)
+	if err != nil {
+		return nil, storageError("checking tool call id", err)
+	}
+	if seen {
 		return s.finish(ctx, c, a, duplicate(p.ToolCallID))
-	} else if err != nil {
-		return nil, storageError("recording tool call", err)
+	}
+	if t := s.tools.get(p.ToolName); t != nil && t.Class == perms.ClassRead {
+		c.recordCall = true
+	} else {
+		c.reserveCall = true
 	}
 
 	res := s.decideAndRun(cctx, c, a, tk)
@@ -403,6 +406,14 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 			return failResult(CodeToolDenied, "the path changed while the permission card was open (%v); the call was not executed", err)
 		}
 		c.target = again
+	}
+	if c.reserveCall {
+		switch err := s.store.ReserveToolCall(context.WithoutCancel(ctx), p.SessionID, p.ToolCallID); {
+		case errors.Is(err, store.ErrExists):
+			return duplicate(p.ToolCallID)
+		case err != nil:
+			return failResult(CodeToolFailed, "recording the tool call id failed (%v); the call was not run", err)
+		}
 	}
 	bodyCtx := ctx
 	if t.Class == perms.ClassRead {
