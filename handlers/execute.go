@@ -142,6 +142,7 @@ type ticket struct {
 	dup      bool
 	mutation bool
 	n        uint64
+	permMode string // the effective permission mode when the line was read
 }
 
 // takeTicket runs on the read goroutine. It returns nil for a line that
@@ -158,11 +159,15 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	}
 	// Only a real session gets a queue: ids a client makes up must not grow
 	// memory. The lookup is served from the session cache.
-	if _, err := s.store.GetSession(context.Background(), p.SessionID); err != nil {
+	sess, err := s.store.GetSession(context.Background(), p.SessionID)
+	if err != nil {
 		return nil
 	}
 	rt := s.runtime(p.SessionID)
 	tk := &ticket{rt: rt, id: p.ToolCallID}
+	if global, err := s.globalMode(context.Background()); err == nil {
+		tk.permMode = perms.Effective(sess.PermissionMode, global)
+	}
 	tk.entry, tk.dup = rt.register(p.ToolCallID, p.TurnID)
 	if t := s.tools.get(p.ToolName); t != nil && t.Mutation {
 		tk.mutation, tk.n = true, rt.mut.take()
@@ -214,27 +219,32 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	}
 	c := &call{s: s, p: p, sess: sess, args: p.Args}
 	c.roots = sandbox.Roots{Workspace: sess.WorkspaceRoot, Scratch: c.scratchDir()}
-	global, err := s.globalMode(bctx)
-	if err != nil {
-		return nil, storageError("reading settings", err)
-	}
-	c.permMode = perms.Effective(sess.PermissionMode, global)
-
 	a := &auditing{start: start}
-	// Register the call so tools.cancel, turn.cancel, session.delete and
-	// shutdown can end it, whether it is waiting on a card or running. The
-	// registration is also the in-process half of "a call id never runs
-	// twice": a second call with the id of one still running is refused
-	// here, one that ran before is refused by the store below.
-	// The call was registered when its line was read (takeTicket); a
-	// frontend or test without a ticket registers it here. The ticket's
-	// release, deferred first and so run last, takes the id out of the
-	// registry only once finish has committed it to the store.
+	// The call is registered so tools.cancel, turn.cancel, session.delete
+	// and shutdown can end it, whether it is waiting on a card or running.
+	// The registration is also the in-process half of "a call id never
+	// runs twice": a second call with the id of one still running is
+	// refused here, one that ran before is refused by the store below.
+	// It was registered when its line was read (takeTicket); a frontend or
+	// test without a ticket registers it here. The ticket's release,
+	// deferred first and so run last, takes the id out of the registry
+	// only once finish has committed it to the store.
 	c.rt = s.runtime(p.SessionID)
 	if tk == nil || tk.rt != c.rt || tk.id != p.ToolCallID {
 		entry, dup := c.rt.register(p.ToolCallID, p.TurnID)
 		tk = &ticket{rt: c.rt, id: p.ToolCallID, entry: entry, dup: dup}
 		defer tk.release()
+	}
+	// The permission mode is the one in force when the line was read: a
+	// settings.update or session.configure on a later line must not judge
+	// an earlier call (it may not yet have started when they run).
+	c.permMode = tk.permMode
+	if c.permMode == "" {
+		global, err := s.globalMode(bctx)
+		if err != nil {
+			return nil, storageError("reading settings", err)
+		}
+		c.permMode = perms.Effective(sess.PermissionMode, global)
 	}
 	if tk.dup {
 		return s.finish(ctx, c, a, duplicate(p.ToolCallID))
