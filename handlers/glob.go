@@ -89,7 +89,7 @@ func runGlob(ctx context.Context, c *call) *ToolResult {
 	prefix := displayPrefix(c.target)
 	var b strings.Builder
 	for _, p := range res.Paths {
-		b.WriteString(prefix + p)
+		b.WriteString(search.DisplayName(prefix + p))
 		b.WriteByte('\n')
 	}
 	if res.Count == 0 {

@@ -276,8 +276,12 @@ func (fs *fileScan) emit(n int, line []byte, match bool) {
 	if match {
 		sep = ':'
 	}
-	fs.out = append(fs.out, fs.g.o.DisplayPrefix...)
-	fs.out = append(fs.out, fs.rel...)
+	if plainName(fs.rel) && plainName(fs.g.o.DisplayPrefix) {
+		fs.out = append(fs.out, fs.g.o.DisplayPrefix...)
+		fs.out = append(fs.out, fs.rel...)
+	} else {
+		fs.out = append(fs.out, DisplayName(fs.g.o.DisplayPrefix+fs.rel)...)
+	}
 	fs.out = append(fs.out, sep)
 	fs.out = strconv.AppendInt(fs.out, int64(n), 10)
 	fs.out = append(fs.out, sep)

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -507,11 +508,11 @@ outer:
 	for i, r := range g.results {
 		switch g.mode {
 		case modeFiles:
-			if !add(g.o.DisplayPrefix+r.rel, true) {
+			if !add(DisplayName(g.o.DisplayPrefix+r.rel), true) {
 				break outer
 			}
 		case modeCount:
-			if !add(g.o.DisplayPrefix+r.rel+":"+strconv.Itoa(r.count), true) {
+			if !add(DisplayName(g.o.DisplayPrefix+r.rel)+":"+strconv.Itoa(r.count), true) {
 				break outer
 			}
 		case modeContent:
@@ -578,4 +579,25 @@ func (f *nameFilter) match(rel string) bool {
 		return strings.HasSuffix(name, f.suffix)
 	}
 	return doublestar.MatchUnvalidated(f.pattern, name)
+}
+
+// DisplayName is how a path is written into a tool's text: as it is, or,
+// when it holds a control character (a newline above all) or bytes that
+// are not UTF-8, quoted with Go's escapes. A file named
+// "a.txt:1:needle\nevil.go" would otherwise forge a second result line.
+func DisplayName(p string) string {
+	if plainName(p) {
+		return p
+	}
+	return strconv.Quote(p)
+}
+
+// plainName says p can be written as it is (DisplayName).
+func plainName(p string) bool {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
 }
