@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"syscall"
 	"unicode/utf8"
@@ -62,6 +63,11 @@ func (g *grepRun) scanFile(st *scanState, abs, rel string) error {
 	// O_NONBLOCK: a file swapped for a FIFO after listing must not hang us.
 	fd, err := openIn(g.rootFd, abs, rel, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
+		if g.rootFd < 0 {
+			// The one file asked for: "no matches" would be a lie. In a
+			// tree, an unreadable file is skipped, as ripgrep does.
+			return fmt.Errorf("cannot open %s: %w", abs, err)
+		}
 		return nil
 	}
 	defer syscall.Close(fd)

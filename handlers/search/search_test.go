@@ -431,3 +431,21 @@ func TestCancelStopsPromptly(t *testing.T) {
 		t.Errorf("err=%v after %v", err, time.Since(start))
 	}
 }
+
+// TestGrepSingleFileThatCannotBeOpenedIsAnError: the one file asked for
+// failing to open (here a symlink, refused with O_NOFOLLOW; for a user, a
+// file they may not read) is an error, not "no matches" (a review got
+// ok:true "No matches found" for an unreadable file).
+func TestGrepSingleFileThatCannotBeOpenedIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "real.txt"), []byte("needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Grep(t.Context(), GrepOptions{Root: filepath.Join(dir, "link.txt"), Pattern: "needle", Mode: ModeContent})
+	if err == nil {
+		t.Fatalf("Grep of a file it cannot open: no error, %+v", res)
+	}
+}
