@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -34,5 +35,24 @@ func TestSearchOutputQuotesControlCharactersInNames(t *testing.T) {
 	r := run(t, s, ExecuteParams{SessionID: "n", ToolCallID: "glob", ToolName: "Glob", Args: json.RawMessage(`{"pattern":"*"}`)})
 	if text := r.Content[0].Text; !r.OK || text != quoted+"\n" {
 		t.Fatalf("Glob: %q", text)
+	}
+}
+
+// TestWriteOverSpecialFilesIsInvalidArgument: a FIFO, a socket or a
+// directory at the path is INVALID_ARGUMENT with a plain message (a
+// review got TOOL_FAILED "cannot snapshot fifo before writing").
+func TestWriteOverSpecialFilesIsInvalidArgument(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "w", "agent", "auto")
+	if err := syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(ws, "dir"), 0o755)
+	for _, name := range []string{"fifo", "dir"} {
+		args, _ := json.Marshal(map[string]string{"path": name, "content": "x"})
+		r := run(t, s, ExecuteParams{SessionID: "w", ToolCallID: "w-" + name, ToolName: "Write", Args: args})
+		if r.OK || r.ErrorCode != CodeInvalidArgument || strings.Contains(r.Message, "snapshot") {
+			t.Fatalf("Write over %s: %s %q", name, r.ErrorCode, r.Message)
+		}
 	}
 }

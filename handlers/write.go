@@ -23,7 +23,12 @@ func runWrite(ctx context.Context, c *call) *ToolResult {
 	unlock := c.s.lockPath(c.target.Abs)
 	defer unlock()
 	snap, err := c.s.captureBefore(ctx, c)
-	if err != nil {
+	switch {
+	case errors.Is(err, sandbox.ErrIsDir), errors.Is(err, sandbox.ErrNotRegular), errors.Is(err, sandbox.ErrChanged):
+		// What is at the path cannot be written over: say so, as the
+		// write itself would.
+		return c.setPath(writeError(c, err))
+	case err != nil:
 		return c.setPath(failResult(CodeToolFailed, "cannot snapshot %s before writing: %v", c.target.Display, err))
 	}
 	created, err := sandbox.WriteAtomic(c.target, []byte(a.Content))
