@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"hostcore/perms"
@@ -600,8 +601,23 @@ func (c *call) resolveTarget() *ToolResult {
 	case err != nil:
 		return failResult(CodeToolFailed, "cannot resolve path %s: %v", escapeText(p), err)
 	}
+	if !c.tool.PathOptional && namesDirectory(p) {
+		// "a.txt/" or "a.txt/." names a directory (POSIX refuses it with
+		// ENOTDIR); resolution drops the slash, and Write would create
+		// "newdir/" as a file. Only a real directory goes on, for the
+		// tool's own message.
+		if fi, err := sandbox.Stat(res); err != nil || !fi.IsDir() {
+			return failResult(CodeInvalidArgument, "invalid arguments: args.%s ends in a slash, which names a directory, and %s is not one; %s works on files", c.tool.PathArg, res.Display, c.tool.Name)
+		}
+	}
 	c.target, c.hasTarget = res, true
 	return nil
+}
+
+// namesDirectory says p ends in a way that only a directory can: a slash,
+// or a slash and "." or "..".
+func namesDirectory(p string) bool {
+	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") || p == "." || p == ".."
 }
 
 // setPath sets the file-tool fields root and path of a result.

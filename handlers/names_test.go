@@ -56,3 +56,33 @@ func TestWriteOverSpecialFilesIsInvalidArgument(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingSlashNamesADirectory: "a.txt/" is not a.txt (a review saw
+// Read and Edit accept it, and Write "newdir/" create a file "newdir").
+func TestTrailingSlashNamesADirectory(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "d", "agent", "auto")
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
+	os.Mkdir(filepath.Join(ws, "dir"), 0o755)
+	for i, tc := range []struct{ tool, args string }{
+		{"Read", `{"path":"a.txt/"}`},
+		{"Edit", `{"path":"a.txt/.","old_string":"alpha","new_string":"beta"}`},
+		{"Write", `{"path":"newdir/","content":"x"}`},
+		{"Write", `{"path":"a.txt/","content":"x"}`},
+	} {
+		r := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "c" + string(rune('0'+i)), ToolName: tc.tool, Args: json.RawMessage(tc.args)})
+		if r.OK || r.ErrorCode != CodeInvalidArgument || !strings.Contains(r.Message, "slash") {
+			t.Fatalf("%s %s: %s %q", tc.tool, tc.args, r.ErrorCode, r.Message)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "newdir")); err == nil {
+		t.Fatal(`Write "newdir/" created something`)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "alpha\n" {
+		t.Fatalf("a.txt changed: %q", b)
+	}
+	r := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "dir", ToolName: "Read", Args: json.RawMessage(`{"path":"dir/"}`)})
+	if r.OK || !strings.Contains(r.Message, "Glob") {
+		t.Fatalf(`Read "dir/": %q`, r.Message)
+	}
+}
