@@ -137,9 +137,13 @@ func run(args []string) int {
 // commonFlags checks the flags both commands take and builds the logger
 // (JSON lines on stderr; stdout is the protocol's).
 func commonFlags(cmd, timeoutStr, logLevel string) (time.Duration, *slog.Logger, bool) {
+	if !checkEnv(cmd) {
+		return 0, nil, false
+	}
 	timeout, err := time.ParseDuration(timeoutStr)
-	if err != nil || timeout <= 0 {
-		fmt.Fprintf(os.Stderr, "%s: --permission-timeout %q: want a positive duration such as 120s\n", cmd, timeoutStr)
+	if err != nil || timeout < time.Millisecond {
+		// Cards carry the timeout in whole milliseconds (timeoutMs).
+		fmt.Fprintf(os.Stderr, "%s: --permission-timeout %q: want a duration of at least 1ms, such as 120s\n", cmd, timeoutStr)
 		return 0, nil, false
 	}
 	var level slog.Level
@@ -150,17 +154,43 @@ func commonFlags(cmd, timeoutStr, logLevel string) (time.Duration, *slog.Logger,
 	return timeout, slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})), true
 }
 
+// envErrs collects environment variables set to values hostcore cannot
+// read: they stop it as a bad flag would (exit 2), not silently fall back.
+var envErrs []string
+
 func envInt(key string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
-		return v
+	raw := os.Getenv(key)
+	if raw == "" {
+		return def
 	}
-	return def
+	v, err := strconv.Atoi(raw)
+	if err != nil || v < 1 {
+		envErrs = append(envErrs, fmt.Sprintf("%s=%q: want a whole number of at least 1", key, raw))
+		return def
+	}
+	return v
 }
 
-// envBool reads a switch: "1" or "true" (any case) turn it on.
+// envBool reads a switch: "1" or "true" (any case) turn it on, "0" or
+// "false" off.
 func envBool(key string) bool {
-	v, err := strconv.ParseBool(os.Getenv(key))
-	return err == nil && v
+	raw := os.Getenv(key)
+	if raw == "" {
+		return false
+	}
+	v, err := strconv.ParseBool(raw)
+	if err != nil {
+		envErrs = append(envErrs, fmt.Sprintf("%s=%q: want 1, true, 0 or false", key, raw))
+	}
+	return v
+}
+
+// checkEnv reports the unreadable environment variables; false: exit 2.
+func checkEnv(cmd string) bool {
+	for _, e := range envErrs {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", cmd, e)
+	}
+	return len(envErrs) == 0
 }
 
 func envOr(key, def string) string {

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestUnreadableFlagsAndVariablesExit2: a value hostcore cannot read, in a
+// flag or in its HOSTCORE_* variable, stops it with exit 2 and a message
+// naming it; a review found HOSTCORE_MUTATION_SLOTS=-3 and
+// HOSTCORE_WARM_REAPER=yes silently ignored, and a 1ns permission timeout
+// accepted (cards then said timeoutMs 0).
+func TestUnreadableFlagsAndVariablesExit2(t *testing.T) {
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{env: []string{"HOSTCORE_MUTATION_SLOTS=-3"}, want: "HOSTCORE_MUTATION_SLOTS"},
+		{env: []string{"HOSTCORE_MUTATION_SLOTS=many"}, want: "HOSTCORE_MUTATION_SLOTS"},
+		{env: []string{"HOSTCORE_WARM_REAPER=yes"}, want: "HOSTCORE_WARM_REAPER"},
+		{env: []string{"HOSTCORE_PERMISSION_TIMEOUT=1ns"}, want: "permission-timeout"},
+		{args: []string{"--permission-timeout", "500us"}, want: "permission-timeout"},
+		{args: []string{"--mutation-slots", "0"}, want: "mutation-slots"},
+		{args: []string{"--log-level", "loud"}, want: "log-level"},
+	} {
+		cmd := exec.Command(bin, append([]string{"--data-dir", t.TempDir()}, tc.args...)...)
+		cmd.Env = append(os.Environ(), tc.env...)
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+		out, err := cmd.CombinedOutput()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v %v: err=%v output=%q; want exit 2 naming %s", tc.env, tc.args, err, out, tc.want)
+		}
+	}
+	// Values it can read still start it.
+	cmd := exec.Command(bin, "--data-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "HOSTCORE_WARM_REAPER=0", "HOSTCORE_MUTATION_SLOTS=2", "HOSTCORE_PERMISSION_TIMEOUT=1ms")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"permissionTimeoutMs":1`) {
+		t.Fatalf("readable values: %v %q", err, out)
+	}
+}
