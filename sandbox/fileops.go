@@ -131,14 +131,17 @@ func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 	if err := classify(fi); err != nil {
 		return nil, nil, err
 	}
-	f, err := root.OpenFile(name, openReadFlags|syscall.O_NOFOLLOW, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, nil, fmt.Errorf("%w: %s became a symbolic link", ErrChanged, res.Display)
-	}
+	// os.Root follows a link that stays inside the root whatever the flags
+	// say, so a link swapped in after the Lstat is caught by identity: the
+	// file opened must be the one the Lstat saw at the name.
+	f, err := root.OpenFile(name, openReadFlags, 0)
 	if err != nil {
 		return nil, nil, notExist(err, res.Display)
 	}
 	ofi, err := f.Stat()
+	if err == nil && identOf(ofi) != identOf(fi) {
+		err = fmt.Errorf("%w: %s was replaced while it was opened", ErrChanged, res.Display)
+	}
 	if err == nil {
 		err = classify(ofi)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -574,5 +575,50 @@ func TestSymlinkToSiblingSwappedAfterResolve(t *testing.T) {
 				t.Fatalf("ReadFileLimit = %q, %v; want ErrChanged", data, err)
 			}
 		})
+	}
+}
+
+// TestSymlinkSwapRaceWithOpenRegular: the Lstat -> open window. os.Root
+// follows a link that stays inside the root even with O_NOFOLLOW, so a
+// link swapped in between must be caught by comparing identities (a code
+// review read the private file within a few hundred tries without it).
+func TestSymlinkSwapRaceWithOpenRegular(t *testing.T) {
+	fx := newFixture(t)
+	dir := filepath.Join(fx.tmp, "w")
+	approved, secret := filepath.Join(dir, "approved.txt"), filepath.Join(dir, "private.txt")
+	os.WriteFile(approved, []byte("public\n"), 0o644)
+	os.WriteFile(secret, []byte("PRIVATE-KEY\n"), 0o600)
+	res := mustResolve(t, fx.roots, approved)
+	reg, lnk := filepath.Join(dir, ".reg"), filepath.Join(dir, ".lnk")
+	var stop atomic.Bool
+	go func() {
+		for !stop.Load() {
+			os.WriteFile(reg, []byte("public\n"), 0o644)
+			os.Rename(reg, approved)
+			os.Remove(lnk)
+			os.Symlink("private.txt", lnk)
+			os.Rename(lnk, approved)
+		}
+	}()
+	defer stop.Store(true)
+	leaks, changed, ok := 0, 0, 0
+	for i := 0; i < 20000 && leaks == 0; i++ {
+		f, _, err := OpenRegular(res)
+		if err != nil {
+			changed++
+			continue
+		}
+		data, _ := io.ReadAll(f)
+		f.Close()
+		if string(data) == "PRIVATE-KEY\n" {
+			leaks++
+			t.Logf("leak at iteration %d", i)
+		} else {
+			ok++
+		}
+	}
+	t.Logf("leaks=%d refused=%d ok=%d", leaks, changed, ok)
+	if leaks > 0 {
+		t.Fatal("OpenRegular read the private file through a symlink swapped in after its Lstat")
 	}
 }
