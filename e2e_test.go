@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -329,5 +330,49 @@ func TestCallIDFreeAfterCrashWithCardOpen(t *testing.T) {
 	}
 	if r := c2.call(3, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t2", "toolCallId": "done", "toolName": "Write", "args": map[string]any{"path": "done.txt", "content": "y"}}); r["errorCode"] != "DUPLICATE_TOOL_CALL" {
 		t.Fatalf("a call that ran, sent again: %v", r)
+	}
+}
+
+// TestOneSocketForStdinAndStdout: socat EXEC, inetd and Popen(stdin=s,
+// stdout=s) give hostcore one socket for both; making stdout non-blocking
+// for write deadlines must not reach stdin through the shared description
+// (a review saw hostcore read EAGAIN as the end of input and exit at once).
+// A pipe stdout inherited from a shell must not be left non-blocking either.
+func TestOneSocketForStdinAndStdout(t *testing.T) {
+	bin := buildBinary(t)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "client"), os.NewFile(uintptr(fds[1]), "hostcore")
+	defer ours.Close()
+	cmd := exec.Command(bin, "--data-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd.Stdin, cmd.Stdout = theirs, theirs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	theirs.Close()
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	time.Sleep(300 * time.Millisecond) // let it reach its first read
+	ours.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n"))
+	ours.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 4096)
+	n, err := ours.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), `"protocolVersion":"1"`) {
+		t.Fatalf("initialize over one socket: %q %v", buf[:n], err)
+	}
+
+	script := fmt.Sprintf(`echo '{"jsonrpc":"2.0","id":1,"method":"initialize"}' | %s --data-dir %s 2>/dev/null; `+
+		`python3 -c 'import fcntl,os,sys; sys.stderr.write(str(bool(fcntl.fcntl(1,fcntl.F_GETFL)&os.O_NONBLOCK)))'`, bin, t.TempDir())
+	sh := exec.Command("sh", "-c", script)
+	sh.Env = append(os.Environ(), "HOME="+t.TempDir())
+	var stderr strings.Builder
+	sh.Stdout, sh.Stderr = io.Discard, &stderr
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	if err := sh.Run(); err != nil || stderr.String() != "False" {
+		t.Fatalf("the shell's stdout pipe after hostcore: nonblocking=%q %v", stderr.String(), err)
 	}
 }

@@ -112,7 +112,9 @@ func run(args []string) int {
 	// A larger stdout pipe lets a flood of tool.output reach the client
 	// in fewer, larger pieces (see process.GrowPipe).
 	process.GrowPipe(os.Stdout)
-	srv := rpc.NewServer(os.Stdin, rpc.PollableOutput(os.Stdout), log)
+	out, restore := rpc.PollableOutput(os.Stdout)
+	defer restore()
+	srv := rpc.NewServer(os.Stdin, out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel, MutationSlots: *slots,
 		WarmReaper: *warm,

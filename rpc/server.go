@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -135,24 +136,61 @@ const DrainTimeout = 2500 * time.Millisecond
 // blocked on a client that stopped reading time to end within DrainTimeout.
 const writeDrain = 1500 * time.Millisecond
 
-// PollableOutput returns f, or, when f is a pipe or a socket, a
-// non-blocking *os.File on the same descriptor: Go's poller then writes it,
-// and Run can give a write a deadline. A terminal or a regular file is
-// returned as it is (the non-blocking flag would outlive hostcore on the
-// shell's terminal).
-func PollableOutput(f *os.File) *os.File {
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
-		return f
+// PollableOutput returns a non-blocking *os.File that writes where f does,
+// when f is a pipe or a socket, so that Go's poller writes it and Run can
+// give a write a deadline; otherwise f itself (a terminal, a file: no
+// deadline). O_NONBLOCK belongs to an open file description, which other
+// descriptors and processes may share, so it is never set on one that
+// could be:
+//   - a pipe is opened again through /proc/self/fd: a description of its
+//     own, that nobody else holds;
+//   - a socket (Node's stdio) gets it only when stdin and stderr are not
+//     the same socket (socat, inetd and 2>&1 share one), on a duplicate
+//     descriptor; restore clears it when hostcore is done.
+//
+// When none of this can be done, f is returned and writes block as before.
+func PollableOutput(f *os.File) (out *os.File, restore func()) {
+	none := func() {}
+	fd := fileFd(f)
+	var st unix.Stat_t
+	if fd < 0 || unix.Fstat(fd, &st) != nil {
+		return f, none
 	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+		nfd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return f, none
+		}
+		return os.NewFile(uintptr(nfd), f.Name()), none
+	case unix.S_IFSOCK:
+		for _, other := range []int{0, 2} {
+			var ost unix.Stat_t
+			if other != fd && unix.Fstat(other, &ost) == nil && ost.Dev == st.Dev && ost.Ino == st.Ino {
+				return f, none
+			}
+		}
+		nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			return f, none
+		}
+		if unix.SetNonblock(nfd, true) != nil {
+			unix.Close(nfd)
+			return f, none
+		}
+		return os.NewFile(uintptr(nfd), f.Name()), func() { unix.SetNonblock(nfd, false) }
+	}
+	return f, none
+}
+
+// fileFd returns f's descriptor without Fd, which would turn off the
+// deadlines of a pollable file; -1 if it has none.
+func fileFd(f *os.File) int {
 	fd := -1
 	if rc, err := f.SyscallConn(); err == nil {
 		rc.Control(func(d uintptr) { fd = int(d) })
 	}
-	if fd < 0 || unix.SetNonblock(fd, true) != nil {
-		return f
-	}
-	return os.NewFile(uintptr(fd), f.Name())
+	return fd
 }
 
 // Run serves until input ends and every running call has answered (nil),
@@ -215,12 +253,7 @@ func (s *Server) watchOutput() (stop func()) {
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
 		return func() {}
 	}
-	// The descriptor is read without Fd, which would put a pollable
-	// (non-blocking, see PollableOutput) stdout back into blocking mode.
-	fd := -1
-	if rc, err := s.out.SyscallConn(); err == nil {
-		rc.Control(func(f uintptr) { fd = int(f) })
-	}
+	fd := fileFd(s.out)
 	if fd < 0 {
 		return func() {}
 	}
