@@ -253,6 +253,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if deleted := c.rt.start(tk.entry, cancel); deleted {
+		tk.entry.stopped = true
 		return s.finish(ctx, c, a, failResult(CodeToolAborted, "session was deleted"))
 	}
 
@@ -278,6 +279,11 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	}
 
 	res := s.decideAndRun(cctx, c, a, tk)
+	if !res.OK && cctx.Err() != nil && res.ErrorCode != CodeToolTimeout && res.ErrorCode != CodeToolAborted {
+		// A call cancelled at any step (a precheck's store read, the
+		// body) failed because it was cancelled: it ends as aborted.
+		res = aborted(cctx)
+	}
 	tk.entry.stopped = res.stopped || res.ErrorCode == CodeToolAborted
 	return s.finish(ctx, c, a, res)
 }
@@ -442,9 +448,6 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	}
 	if res == nil {
 		res = failResult(CodeToolFailed, "%s returned no result", t.Name)
-	}
-	if !res.OK && ctx.Err() != nil && res.ErrorCode != CodeToolTimeout && res.ErrorCode != CodeToolAborted {
-		res = aborted(ctx)
 	}
 	return res
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -84,5 +85,33 @@ func TestTrailingSlashNamesADirectory(t *testing.T) {
 	r := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "dir", ToolName: "Read", Args: json.RawMessage(`{"path":"dir/"}`)})
 	if r.OK || !strings.Contains(r.Message, "Glob") {
 		t.Fatalf(`Read "dir/": %q`, r.Message)
+	}
+}
+
+// TestCancelledBeforeItStartsIsAborted: a call whose cancel came before it
+// started (it is registered when its line is read) ends as TOOL_ABORTED,
+// whichever step sees the cancel first; a code review got TOOL_FAILED
+// "reading the Bash denylist: context canceled" from Bash's precheck.
+func TestCancelledBeforeItStartsIsAborted(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "c", "agent", "auto")
+	for _, tc := range []struct{ tool, args string }{
+		{"Bash", `{"command":"touch ran"}`},
+		{"Write", `{"path":"ran","content":"x"}`},
+		{"Read", `{"path":"ran"}`},
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		raw, _ := json.Marshal(ExecuteParams{SessionID: "c", TurnID: "t", ToolCallID: "x-" + tc.tool, ToolName: tc.tool, Args: json.RawMessage(tc.args)})
+		out, err := s.execute(ctx, raw, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.tool, err)
+		}
+		if r := out.(*ToolResult); r.ErrorCode != CodeToolAborted {
+			t.Fatalf("%s cancelled before it started: %s %q", tc.tool, r.ErrorCode, r.Message)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Fatalf("%s ran", tc.tool)
+		}
 	}
 }
