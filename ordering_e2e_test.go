@@ -42,3 +42,45 @@ func TestEarlierCallJudgedUnderEarlierSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestEnterPlanModeThenReadInOneWrite: a script that enters plan mode and
+// reads on the next line works: the Read, registered as soon as its line
+// is read, is not counted as "another call in flight" against the mode
+// switch that came before it (a code review saw NOT_ALONE_IN_BATCH 20 of
+// 20 times). A Write on that next line is judged in the mode it runs in.
+func TestEnterPlanModeThenReadInOneWrite(t *testing.T) {
+	h := edgeStart(t)
+	for i := range 10 {
+		sid := fmt.Sprint("s", i)
+		h.send(t, "mk"+sid, "session.create", map[string]any{"sessionId": sid, "workspaceRoot": t.TempDir(), "permissionMode": "auto"})
+		h.until(10*time.Second, isResponse(`"mk`+sid+`"`))
+		line := func(id, tool string, args map[string]any) string {
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id + sid, "method": "tools.execute", "params": map[string]any{
+				"sessionId": sid, "turnId": "t" + id, "toolCallId": id, "toolName": tool, "args": args}})
+			return string(b)
+		}
+		h.raw(t, line("enter", "EnterPlanMode", map[string]any{})+"\n"+line("read", "Read", map[string]any{"path": "missing.txt"})+"\n"+
+			line("write", "Write", map[string]any{"path": "w.txt", "content": "x"}))
+		results := map[string]map[string]any{}
+		h.until(20*time.Second, func(m map[string]json.RawMessage) bool {
+			for _, id := range []string{"enter", "read", "write"} {
+				if string(m["id"]) == `"`+id+sid+`"` {
+					var r map[string]any
+					json.Unmarshal(m["result"], &r)
+					results[id] = r
+				}
+			}
+			return len(results) == 3
+		})
+		if r := results["enter"]; r == nil || r["ok"] != true {
+			t.Fatalf("%s: EnterPlanMode followed by a Read and a Write: %v", sid, r)
+		}
+		if r := results["read"]; r == nil || r["errorCode"] == "NOT_ALONE_IN_BATCH" {
+			t.Fatalf("%s: the Read: %v", sid, r)
+		}
+		// The Write either ran before the switch or is refused in plan mode.
+		if r := results["write"]; r == nil || (r["ok"] != true && r["errorCode"] != "TOOL_DENIED") {
+			t.Fatalf("%s: the Write: %v", sid, r)
+		}
+	}
+}

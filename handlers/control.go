@@ -100,13 +100,18 @@ func runEnterMode(to string) func(ctx context.Context, c *call) *ToolResult {
 	}
 }
 
-// othersRunning counts the session's calls in flight besides this one.
+// othersRunning counts the session's calls in flight that arrived before
+// this one. Calls on later lines are registered as soon as they are read,
+// but they are not counted: each checks the session's mode again right
+// before its body (decideAndRun), so one that starts after the switch is
+// judged in the new mode, and "EnterPlanMode, then a Read" in one write
+// works.
 func (c *call) othersRunning() int {
 	c.rt.mu.Lock()
 	defer c.rt.mu.Unlock()
 	n := 0
-	for id := range c.rt.running {
-		if id != c.p.ToolCallID {
+	for id, r := range c.rt.running {
+		if id != c.p.ToolCallID && (c.entry == nil || r.seq < c.entry.seq) {
 			n++
 		}
 	}

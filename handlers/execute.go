@@ -109,6 +109,8 @@ type call struct {
 	// reserveCall: the call id is committed right before the body runs
 	// (calls with effects).
 	reserveCall bool
+	// entry is the call's registration in its session's running calls.
+	entry *running
 	// target is the resolved explicit path argument, when the tool has one.
 	target    sandbox.Resolved
 	hasTarget bool
@@ -250,6 +252,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	if tk.dup {
 		return s.finish(ctx, c, a, duplicate(p.ToolCallID))
 	}
+	c.entry = tk.entry
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if deleted := c.rt.start(tk.entry, cancel); deleted {
@@ -423,6 +426,15 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 			return failResult(CodeToolDenied, "the path changed while the permission card was open (%v); the call was not executed", err)
 		}
 		c.target = again
+	}
+	// The session's mode may have changed while the call waited (an
+	// EnterPlanMode that ran meanwhile): the call is judged in the mode it
+	// will run in.
+	if now, err := s.store.GetSession(context.WithoutCancel(ctx), p.SessionID); err == nil && now.Mode != c.sess.Mode {
+		c.sess.Mode = now.Mode
+		if r := s.checkMode(c); r != nil {
+			return r
+		}
 	}
 	if c.reserveCall {
 		switch err := s.store.ReserveToolCall(context.WithoutCancel(ctx), p.SessionID, p.ToolCallID); {

@@ -232,6 +232,7 @@ func newID(prefix string) string {
 type runtime struct {
 	mu      sync.Mutex
 	running map[string]*running // by toolCallId
+	seq     uint64              // the last running.seq given out
 	mut     ticketQueue
 	// failures counts failed mutations per prompt (design section 4d):
 	// key promptId + "\x00" + kind + "\x00" + path.
@@ -245,13 +246,14 @@ type runtime struct {
 // is read until it has been answered.
 type running struct {
 	turnID string
+	seq    uint64        // arrival order within the session
 	done   chan struct{} // closed once the call has ended and been audited
 	// Under the runtime's mu: cancel is nil until the call starts; cause is
 	// the first stop, applied when it starts if it came before.
 	cancel context.CancelCauseFunc
 	cause  error
-	// aborted: the call ended early because it was cancelled (ToolResult.stopped). Written before done is
-	// closed, read after.
+	// stopped: the call ended early because it was cancelled
+	// (ToolResult.stopped). Written before done is closed, read after.
 	stopped bool
 }
 
@@ -263,7 +265,8 @@ func (rt *runtime) register(id, turnID string) (r *running, dup bool) {
 	if _, ok := rt.running[id]; ok {
 		return nil, true
 	}
-	r = &running{turnID: turnID, done: make(chan struct{})}
+	rt.seq++
+	r = &running{turnID: turnID, seq: rt.seq, done: make(chan struct{})}
 	rt.running[id] = r
 	return r, false
 }
