@@ -549,11 +549,9 @@ func (s *Server) bashDenylist(ctx context.Context) ([]string, error) {
 	return list, nil
 }
 
-// updateBashDenylist is settings.update's bashDenylist: an array of paths,
-// each absolute or starting with "~/", replacing the previous extension;
-// null clears it.
-// parseBashDenylist checks a settings.update bashDenylist and returns the
-// value to store: nil (JSON null) removes the setting.
+// parseBashDenylist checks settings.update's bashDenylist (an array of
+// paths, each absolute or starting with "~/", replacing the previous
+// extension) and returns the value to store: nil (JSON null) clears it.
 func parseBashDenylist(raw json.RawMessage) (*string, error) {
 	if string(raw) == "null" {
 		return nil, nil

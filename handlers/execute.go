@@ -111,6 +111,8 @@ type call struct {
 	reserveCall bool
 	// entry is the call's registration in its session's running calls.
 	entry *running
+	// ran: the body started. Only then is a read's id "executed".
+	ran bool
 	// target is the resolved explicit path argument, when the tool has one.
 	target    sandbox.Resolved
 	hasTarget bool
@@ -439,6 +441,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	if c.reserveCall {
 		switch err := s.store.ReserveToolCall(context.WithoutCancel(ctx), p.SessionID, p.ToolCallID); {
 		case errors.Is(err, store.ErrExists):
+			a.decision = decPolicy
 			return duplicate(p.ToolCallID)
 		case err != nil:
 			return failResult(CodeToolFailed, "recording the tool call id failed (%v); the call was not run", err)
@@ -453,6 +456,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		defer cancel()
 	}
 	bodyStart := time.Now()
+	c.ran = true
 	res := s.runBody(bodyCtx, c)
 	a.body = time.Since(bodyStart)
 	if ctx.Err() == nil && errors.Is(bodyCtx.Err(), context.DeadlineExceeded) {
@@ -563,7 +567,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 		OK: res.OK, ErrorCode: res.ErrorCode, Delegate: c.p.Delegate, CreatedAt: store.Now(),
 	}
 	// The audit must land even if the call was cancelled.
-	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row, c.recordCall && !c.rt.isDeleted()); err != nil {
+	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row, c.recordCall && c.ran && !c.rt.isDeleted()); err != nil {
 		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
 		return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
 	}

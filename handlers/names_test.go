@@ -115,3 +115,39 @@ func TestCancelledBeforeItStartsIsAborted(t *testing.T) {
 		}
 	}
 }
+
+// TestIDOfACallThatNeverRanIsFree: a denied call (a Read of an outside
+// file, a Write) never ran, so its id may be sent again and then runs; a
+// call that ran keeps its id (a code review found denied Reads' ids taken
+// while denied Writes' were free).
+func TestIDOfACallThatNeverRanIsFree(t *testing.T) {
+	decision := "deny"
+	fc := &fakeClient{call: func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		return json.RawMessage(`{"decision":"` + decision + `"}`), nil
+	}}
+	s := newTestServer(t, fc)
+	ws := newSession(t, s, "i", "agent", "ask")
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	os.WriteFile(outside, []byte("out\n"), 0o644)
+	calls := []ExecuteParams{
+		{SessionID: "i", ToolCallID: "r", ToolName: "Read", Args: readArgsJSON(outside, 0, 0)},
+		{SessionID: "i", ToolCallID: "w", ToolName: "Write", Args: json.RawMessage(`{"path":"w.txt","content":"x"}`)},
+	}
+	for _, p := range calls {
+		if r := run(t, s, p); r.OK || r.Decision != "deny" {
+			t.Fatalf("%s denied: %+v", p.ToolName, r)
+		}
+	}
+	decision = "allow-once"
+	for _, p := range calls {
+		if r := run(t, s, p); !r.OK {
+			t.Fatalf("%s sent again after a deny: %s %q", p.ToolName, r.ErrorCode, r.Message)
+		}
+		if r := run(t, s, p); r.ErrorCode != CodeDuplicateToolCall {
+			t.Fatalf("%s sent again after it ran: %s", p.ToolName, r.ErrorCode)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "w.txt")); err != nil {
+		t.Fatal(err)
+	}
+}

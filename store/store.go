@@ -312,11 +312,3 @@ func (s *Store) forgetSetting(key string) {
 	delete(s.settings, key)
 }
 
-// DeleteSetting removes a setting.
-func (s *Store) DeleteSetting(ctx context.Context, key string) error {
-	err := s.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `DELETE FROM settings WHERE key = ?`, &sqlitex.ExecOptions{Args: []any{key}})
-	})
-	s.forgetSetting(key)
-	return err
-}

@@ -71,7 +71,7 @@ func TestCacheFollowsEveryWrite(t *testing.T) {
 	if v, _, _ := s.GetSetting(ctx, "k"); v != "v2" {
 		t.Fatalf("setting after second set: %q", v)
 	}
-	s.DeleteSetting(ctx, "k")
+	s.SetSettings(ctx, map[string]*string{"k": nil})
 	if _, ok, _ := s.GetSetting(ctx, "k"); ok {
 		t.Fatal("deleted setting still served")
 	}
