@@ -36,8 +36,15 @@ func TestUnreadableFlagsAndVariablesExit2(t *testing.T) {
 			t.Errorf("%v %v: err=%v output=%q; want exit 2 naming %s", tc.env, tc.args, err, out, tc.want)
 		}
 	}
-	// Values it can read still start it.
-	cmd := exec.Command(bin, "--data-dir", t.TempDir())
+	// Values it can read still start it, and a flag wins over its
+	// variable, however bad the variable.
+	cmd := exec.Command(bin, "--data-dir", t.TempDir(), "--mutation-slots", "3")
+	cmd.Env = append(os.Environ(), "HOSTCORE_MUTATION_SLOTS=-3")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"protocolVersion"`) {
+		t.Fatalf("--mutation-slots 3 over HOSTCORE_MUTATION_SLOTS=-3: %v %q", err, out)
+	}
+	cmd = exec.Command(bin, "--data-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "HOSTCORE_WARM_REAPER=0", "HOSTCORE_MUTATION_SLOTS=2", "HOSTCORE_PERMISSION_TIMEOUT=1ms")
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
 	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"permissionTimeoutMs":1`) {

@@ -43,9 +43,9 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("hostcore", flag.ContinueOnError)
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission card waits before it is denied")
-	slots := fs.Int("mutation-slots", envInt("HOSTCORE_MUTATION_SLOTS", 4), "Write/Edit bodies that may run at once across sessions")
+	slots := fs.Int("mutation-slots", envInt("HOSTCORE_MUTATION_SLOTS", "mutation-slots", 4), "Write/Edit bodies that may run at once across sessions")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
-	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
+	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,7 +53,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "hostcore: --mutation-slots must be at least 1")
 		return 2
 	}
-	timeout, log, ok := commonFlags("hostcore", *timeoutStr, *logLevel)
+	timeout, log, ok := commonFlags("hostcore", fs, *timeoutStr, *logLevel)
 	if !ok {
 		return 2
 	}
@@ -138,8 +138,8 @@ func run(args []string) int {
 
 // commonFlags checks the flags both commands take and builds the logger
 // (JSON lines on stderr; stdout is the protocol's).
-func commonFlags(cmd, timeoutStr, logLevel string) (time.Duration, *slog.Logger, bool) {
-	if !checkEnv(cmd) {
+func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (time.Duration, *slog.Logger, bool) {
+	if !checkEnv(cmd, fs) {
 		return 0, nil, false
 	}
 	timeout, err := time.ParseDuration(timeoutStr)
@@ -156,18 +156,20 @@ func commonFlags(cmd, timeoutStr, logLevel string) (time.Duration, *slog.Logger,
 	return timeout, slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})), true
 }
 
-// envErrs collects environment variables set to values hostcore cannot
-// read: they stop it as a bad flag would (exit 2), not silently fall back.
-var envErrs []string
+// envErrs collects, by flag name, environment variables set to values
+// hostcore cannot read: they stop it as a bad flag would (exit 2), not
+// silently fall back, unless the flag itself was given (a flag wins over
+// its variable).
+var envErrs = map[string]string{}
 
-func envInt(key string, def int) int {
+func envInt(key, flagName string, def int) int {
 	raw := os.Getenv(key)
 	if raw == "" {
 		return def
 	}
 	v, err := strconv.Atoi(raw)
 	if err != nil || v < 1 {
-		envErrs = append(envErrs, fmt.Sprintf("%s=%q: want a whole number of at least 1", key, raw))
+		envErrs[flagName] = fmt.Sprintf("%s=%q: want a whole number of at least 1", key, raw)
 		return def
 	}
 	return v
@@ -175,20 +177,22 @@ func envInt(key string, def int) int {
 
 // envBool reads a switch: "1" or "true" (any case) turn it on, "0" or
 // "false" off.
-func envBool(key string) bool {
+func envBool(key, flagName string) bool {
 	raw := os.Getenv(key)
 	if raw == "" {
 		return false
 	}
 	v, err := strconv.ParseBool(raw)
 	if err != nil {
-		envErrs = append(envErrs, fmt.Sprintf("%s=%q: want 1, true, 0 or false", key, raw))
+		envErrs[flagName] = fmt.Sprintf("%s=%q: want 1, true, 0 or false", key, raw)
 	}
 	return v
 }
 
-// checkEnv reports the unreadable environment variables; false: exit 2.
-func checkEnv(cmd string) bool {
+// checkEnv reports the unreadable environment variables whose flags were
+// not given; false: exit 2.
+func checkEnv(cmd string, fs *flag.FlagSet) bool {
+	fs.Visit(func(f *flag.Flag) { delete(envErrs, f.Name) })
 	for _, e := range envErrs {
 		fmt.Fprintf(os.Stderr, "%s: %s\n", cmd, e)
 	}
@@ -237,7 +241,7 @@ func runMCP(args []string) int {
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission prompt waits before it is denied")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
-	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
+	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -251,7 +255,7 @@ func runMCP(args []string) int {
 		fmt.Fprintf(os.Stderr, "hostcore mcp: --permission-mode %q: want ask, accept-edits or auto\n", *permMode)
 		return 2
 	}
-	timeout, log, ok := commonFlags("hostcore mcp", *timeoutStr, *logLevel)
+	timeout, log, ok := commonFlags("hostcore mcp", fs, *timeoutStr, *logLevel)
 	if !ok {
 		return 2
 	}

@@ -19,6 +19,9 @@ var errTurnCancelled = errors.New("cancelled by turn.cancel")
 // command's tree is killed after a short grace); one that does not (a read
 // stuck in a dead network mount) is answered as cancelled, with ended
 // false: it was told to stop and its own answer will say how it ended.
+// (session.delete waits only 5 s: it runs inline, holding up every later
+// line; a cancel runs on a worker.) A cancel's answer can come before the
+// answer of the call it stopped: both are written once the call has ended.
 const cancelWait = 10 * time.Second
 
 // toolsCancel aborts one call of the session, running or still waiting to

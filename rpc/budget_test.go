@@ -22,7 +22,7 @@ type holdDispatcher struct {
 
 func (d *holdDispatcher) Route(method string, params json.RawMessage) (func(context.Context) (any, error), bool) {
 	switch method {
-	case "hold":
+	case "hold", "relieve":
 		return func(ctx context.Context) (any, error) {
 			<-d.release
 			return "held", nil
@@ -172,3 +172,32 @@ func TestMalformedReplyEndsTheWait(t *testing.T) {
 }
 
 func (d *holdDispatcher) Inline(string) bool { return false }
+
+func (d *holdDispatcher) Relieves(m string) bool { return m == "relieve" }
+
+// TestReliefRunsWithTheBudgetFull: requests that free the budget (cancels)
+// are admitted when it is full, under a budget of their own, unless their
+// params are large: those weigh like any other request.
+func TestReliefRunsWithTheBudgetFull(t *testing.T) {
+	d, in, out := pipeServer(t, 2*requestWeight)
+	for i := range 2 {
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"hold"}`+"\n", i)
+	}
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":"big","method":"relieve","params":{"pad":%q}}`+"\n", strings.Repeat("x", 2*reliefParamsMax))
+	if m := readMsg(t, out); string(m["id"]) != `"big"` || !strings.Contains(string(m["error"]), "BUSY") {
+		t.Fatalf("a relieving request with large params over a full budget: %v", m)
+	}
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":"small","method":"relieve","params":{}}`+"\n")
+	close(d.release)
+	seen := map[string]bool{}
+	for range 3 {
+		m := readMsg(t, out)
+		if m["error"] != nil {
+			t.Fatalf("after release: %v", m)
+		}
+		seen[string(m["id"])] = true
+	}
+	if !seen[`"small"`] {
+		t.Fatalf("the small relieving request was not admitted: %v", seen)
+	}
+}

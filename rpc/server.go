@@ -40,8 +40,13 @@ type Relief interface {
 	Relieves(method string) bool
 }
 
-// reliefBudget is how many budget-relieving requests may run at once.
-const reliefBudget = 256
+// reliefBudget is how many budget-relieving requests may run at once;
+// one with params over reliefParamsMax (a cancel needs a few dozen bytes)
+// is weighed against the in-flight budget like any other request.
+const (
+	reliefBudget    = 256
+	reliefParamsMax = 4 << 10
+)
 
 // Coded is implemented by errors that choose their JSON-RPC code and
 // hostcore errorCode. Anything else goes out as -32603.
@@ -385,7 +390,7 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	// time) are not counted, so that shutdown is never refused.
 	var weight int64
 	sem := h.s.budget
-	if r, ok := h.d.(Relief); ok && r.Relieves(req.Method) {
+	if r, ok := h.d.(Relief); ok && r.Relieves(req.Method) && len(params) <= reliefParamsMax {
 		sem, weight = h.s.relief, 1
 	} else if !h.d.Inline(req.Method) {
 		weight = min(requestWeight+int64(len(params)), h.s.budgetSize)

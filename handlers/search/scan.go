@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"syscall"
@@ -66,7 +67,10 @@ func (g *grepRun) scanFile(st *scanState, abs, rel string) error {
 		if g.rootFd < 0 {
 			// The one file asked for: "no matches" would be a lie. In a
 			// tree, an unreadable file is skipped, as ripgrep does.
-			return fmt.Errorf("cannot open %s: %w", abs, err)
+			if errors.Is(err, syscall.ELOOP) {
+				return fmt.Errorf("%w: %s is now a symbolic link", ErrRootChanged, DisplayName(rel))
+			}
+			return fmt.Errorf("cannot open %s: %w", DisplayName(rel), err)
 		}
 		return nil
 	}

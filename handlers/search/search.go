@@ -582,8 +582,9 @@ func (f *nameFilter) match(rel string) bool {
 }
 
 // DisplayName is how a path is written into a tool's text: as it is, or,
-// when it holds a control character (a newline above all) or bytes that
-// are not UTF-8, quoted with Go's escapes. A file named
+// when it holds a control character (a newline above all, C1 controls, the
+// Unicode line and paragraph separators, bidirectional overrides) or bytes
+// that are not UTF-8, quoted with Go's escapes. A file named
 // "a.txt:1:needle\nevil.go" would otherwise forge a second result line.
 func DisplayName(p string) string {
 	if plainName(p) {
@@ -594,8 +595,22 @@ func DisplayName(p string) string {
 
 // plainName says p can be written as it is (DisplayName).
 func plainName(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if b := p[i]; b < 0x20 || b >= 0x7f {
+			return plainUnicode(p)
+		}
+	}
+	return true
+}
+
+func plainUnicode(p string) bool {
+	if !utf8.ValidString(p) {
+		return false
+	}
 	for _, r := range p {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+		switch {
+		case r < 0x20, r >= 0x7f && r <= 0x9f, r == 0x2028, r == 0x2029,
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f:
 			return false
 		}
 	}

@@ -445,7 +445,23 @@ func TestGrepSingleFileThatCannotBeOpenedIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := Grep(t.Context(), GrepOptions{Root: filepath.Join(dir, "link.txt"), Pattern: "needle", Mode: ModeContent})
-	if err == nil {
-		t.Fatalf("Grep of a file it cannot open: no error, %+v", res)
+	if !errors.Is(err, ErrRootChanged) {
+		t.Fatalf("Grep of a file that became a link: %v, %+v; want ErrRootChanged", err, res)
+	}
+}
+
+// TestDisplayNameQuotesWhatCouldForgeOrHideLines: controls of every kind,
+// the Unicode separators, bidirectional overrides and bytes that are not
+// UTF-8 are quoted; ordinary names, accents and U+FFFD itself are not.
+func TestDisplayNameQuotesWhatCouldForgeOrHideLines(t *testing.T) {
+	for _, name := range []string{"a\nb", "a\rb", "a\tb", "a\x7fb", "a\u0085b", "a\u2028b", "a\u2029b", "a\u202eb", "a\u2067b", "a\xffb"} {
+		if got := DisplayName(name); got == name {
+			t.Errorf("%q not quoted", name)
+		}
+	}
+	for _, name := range []string{"src/main.go", "docs/café.md", "日本語/ファイル.txt", "weird \ufffd name", "a b:c"} {
+		if got := DisplayName(name); got != name {
+			t.Errorf("%q quoted as %s", name, got)
+		}
 	}
 }
