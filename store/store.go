@@ -311,4 +311,3 @@ func (s *Store) forgetSetting(key string) {
 	s.gen++
 	delete(s.settings, key)
 }
-
