@@ -663,3 +663,89 @@ func TestLoginPath(t *testing.T) {
 		t.Errorf("hung probe gave %q after %v", got, time.Since(start))
 	}
 }
+
+// TestKillsProcessWhoseMainThreadExited: a process whose main thread has
+// exited while its other threads run shows as a zombie in /proc; it and its
+// children were left out of the tree and survived every kill (a review's
+// pthread_exit program kept "sleep" alive after the call answered).
+func TestKillsProcessWhoseMainThreadExited(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	m := marker()
+	prog := `import threading, ctypes, subprocess, time
+def work():
+    subprocess.Popen(["sleep", "` + m + `"])
+    time.sleep(100)
+threading.Thread(target=work).start()
+time.sleep(0.3)
+ctypes.CDLL(None).pthread_exit(None)`
+	s := bash("python3 -c '" + prog + "' & sleep 1; echo done")
+	s.Grace = 200 * time.Millisecond
+	res := run(t, s)
+	assertNoSurvivors(t, m)
+	if res.Stdout.Head != "done\n" {
+		t.Fatalf("stdout %q", res.Stdout.Head)
+	}
+	if res.Duration > 5*time.Second {
+		t.Errorf("took %v: the leftover was not found at once", res.Duration)
+	}
+}
+
+// TestKillsForkHopperInABusyProcessTable: a process that ignores TERM and
+// forks and exits in a loop lives shorter than one scan of a /proc with a
+// thousand entries; killing the tree's process groups each round catches
+// it (a review saw it escape 3 of 3 times).
+func TestKillsForkHopperInABusyProcessTable(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	// Zombies fill the process table fill the process table for the duration.
+	filler := exec.Command("python3", "-c", "import os, time\nfor _ in range(1500):\n    os.fork() or os._exit(0)\ntime.sleep(60)")
+	if err := filler.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { filler.Process.Kill(); filler.Wait() }()
+	time.Sleep(500 * time.Millisecond)
+	// Each hop appends a byte to a file: a hop lives for microseconds, too
+	// short to be seen in /proc, but a file that keeps growing after Run
+	// returned says the hopper is alive.
+	trail := filepath.Join(t.TempDir(), "trail")
+	// A C hopper when a compiler is at hand, else perl's, whose fork is a
+	// bare fork(2) too.
+	hopper := `perl -e '$SIG{TERM} = $SIG{HUP} = "IGNORE"; open(my $f, ">>", $ARGV[0]); while (1) { syswrite($f, "x"); exit 0 if fork }' ` + trail
+	if cc, err := exec.LookPath("cc"); err == nil {
+		src, bin := filepath.Join(t.TempDir(), "hop.c"), filepath.Join(t.TempDir(), "hop")
+		os.WriteFile(src, []byte(`#include <unistd.h>
+#include <signal.h>
+#include <fcntl.h>
+int main(int argc, char **argv) {
+	int fd = open(argv[1], O_WRONLY | O_APPEND | O_CREAT, 0644);
+	signal(SIGTERM, SIG_IGN); signal(SIGHUP, SIG_IGN);
+	for (;;) { write(fd, "x", 1); if (fork() > 0) _exit(0); }
+}
+`), 0o644)
+		if out, err := exec.Command(cc, "-O2", "-o", bin, src).CombinedOutput(); err == nil {
+			hopper = bin + " " + trail
+		} else {
+			t.Logf("cc: %v %s; using perl", err, out)
+		}
+	}
+	s := bash(hopper + " </dev/null >/dev/null 2>&1 & sleep 0.3; echo started")
+	s.Grace = 200 * time.Millisecond
+	res := run(t, s)
+	t.Logf("Run took %v", res.Duration)
+	size := func() int64 { fi, _ := os.Stat(trail); return fi.Size() }
+	before := size()
+	time.Sleep(300 * time.Millisecond)
+	if after := size(); after != before {
+		// Clean up: kill every process whose group is still hopping.
+		exec.Command("pkill", "-9", "-f", trail).Run()
+		t.Fatalf("the fork hopper survived Run (%v): %d more hops in 300 ms", res.Duration, after-before)
+	}
+	if before == 0 {
+		t.Fatal("the hopper never ran")
+	}
+}

@@ -193,7 +193,7 @@ func runReaper() int {
 		}
 	case <-stop:
 	}
-	terminateTree(spec.Grace, allGone)
+	terminateTree(pid, spec.Grace, allGone)
 	select {
 	case <-shellDone:
 	default:
@@ -237,8 +237,12 @@ func reapAll(shellPid int, shellStatus *syscall.WaitStatus, shellDone, allGone c
 // meanwhile (or missed by a scan that raced an exit) get their signal in the
 // next round; a process with KILL pending cannot fork, so the KILL phase
 // converges even on a fork bomb. It gives up after grace+killBound.
-func terminateTree(grace time.Duration, allGone <-chan struct{}) {
+func terminateTree(shell int, grace time.Duration, allGone <-chan struct{}) {
 	self := os.Getpid()
+	// Every process group the tree was ever seen in, starting with the
+	// shell's (it leads its own session and group): see killGroups.
+	groups := map[int]bool{shell: true}
+	own := syscall.Getpgrp()
 	termed := make(map[int]bool)
 	killAt := time.Now().Add(grace)
 	giveUp := killAt.Add(killBound)
@@ -253,6 +257,9 @@ func terminateTree(grace time.Duration, allGone <-chan struct{}) {
 		tree := descendants(self)
 		kill := time.Now().After(killAt)
 		for _, p := range tree {
+			if p.pgid > 1 && p.pgid != own {
+				groups[p.pgid] = true
+			}
 			switch {
 			case kill:
 				signalProc(p, tree, self, syscall.SIGKILL)
@@ -260,6 +267,17 @@ func terminateTree(grace time.Duration, allGone <-chan struct{}) {
 				termed[p.pid] = true
 				signalProc(p, tree, self, syscall.SIGTERM)
 				signalProc(p, tree, self, syscall.SIGCONT)
+			}
+		}
+		if kill {
+			// A process that forks and exits in a loop lives shorter
+			// than one scan of a busy /proc: its next child is not in
+			// the list, and it is seldom seen at all. A fork stays in
+			// its parent's process group, and a group is killed whole,
+			// forks included: every group the tree was seen in, the
+			// shell's above all, is killed each round.
+			for g := range groups {
+				syscall.Kill(-g, syscall.SIGKILL)
 			}
 		}
 		select {
@@ -273,8 +291,10 @@ func terminateTree(grace time.Duration, allGone <-chan struct{}) {
 	}
 }
 
-// proc is one live (not zombie) process of the tree.
-type proc struct{ pid, ppid int }
+// proc is one live process of the tree (a zombie only while threads of
+// it still run). pgid is its process group: never the reaper's, which the
+// command's processes cannot join (they run in sessions of their own).
+type proc struct{ pid, ppid, pgid int }
 
 // stopped reports, without waiting, whether hostcore has closed the control
 // pipe fd (or written to it past the spec, which it never does; a byte

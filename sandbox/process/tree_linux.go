@@ -21,15 +21,17 @@ func descendants(root int) []proc {
 	if err != nil {
 		return nil
 	}
-	children := make(map[int][]int)
+	children := make(map[int][]proc)
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if ppid, state, ok := readStat(pid); ok && state != 'Z' && state != 'X' {
-			children[ppid] = append(children[ppid], pid)
+		st, ok := readStat(pid)
+		if !ok || st.state == 'X' || st.state == 'Z' && !liveThreads(pid) {
+			continue
 		}
+		children[st.ppid] = append(children[st.ppid], proc{pid: pid, ppid: st.ppid, pgid: st.pgid})
 	}
 	var out []proc
 	queue := []int{root}
@@ -37,30 +39,45 @@ func descendants(root int) []proc {
 		parent := queue[0]
 		queue = queue[1:]
 		for _, c := range children[parent] {
-			out = append(out, proc{pid: c, ppid: parent})
-			queue = append(queue, c)
+			out = append(out, c)
+			queue = append(queue, c.pid)
 		}
 	}
 	return out
 }
 
-// readStat returns the parent pid and state of pid from /proc/<pid>/stat.
-func readStat(pid int) (ppid int, state byte, ok bool) {
+// liveThreads says whether a process shown as a zombie still has threads
+// running: its main thread exited (pthread_exit) and the others go on. It
+// and its children are part of the tree, and a signal to it reaches them.
+func liveThreads(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	return err == nil && len(tasks) > 1
+}
+
+// stat is what descendants needs of /proc/<pid>/stat.
+type stat struct {
+	state      byte
+	ppid, pgid int
+}
+
+// readStat reads /proc/<pid>/stat.
+func readStat(pid int) (stat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return stat{}, false
 	}
-	// "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
+	// "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, false
+		return stat{}, false
 	}
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 2 || len(f[0]) != 1 {
-		return 0, 0, false
+	if len(f) < 3 || len(f[0]) != 1 {
+		return stat{}, false
 	}
-	ppid, err = strconv.Atoi(string(f[1]))
-	return ppid, f[0][0], err == nil
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	pgid, err2 := strconv.Atoi(string(f[2]))
+	return stat{state: f[0][0], ppid: ppid, pgid: pgid}, err1 == nil && err2 == nil
 }
 
 // signalProc signals p through a pidfd, after checking that the process the
@@ -76,8 +93,8 @@ func signalProc(p proc, tree []proc, self int, sig syscall.Signal) {
 		return
 	}
 	defer unix.Close(fd)
-	ppid, _, ok := readStat(p.pid)
-	if !ok || !inTree(ppid, tree, self) {
+	st, ok := readStat(p.pid)
+	if !ok || !inTree(st.ppid, tree, self) {
 		return
 	}
 	unix.PidfdSendSignal(fd, sig, nil, 0)
