@@ -334,3 +334,56 @@ func TestBashCommandsTheKernelCannotPass(t *testing.T) {
 	h.stdin.Close()
 	h.wait(t)
 }
+
+// TestBashReaperFrozenByATracer: a command that ptraces its reaper (root
+// may, and so may any process where the kernel lets one trace a
+// non-descendant) froze it: SIGKILL left it unreapable while the tracer
+// lived, and the call was never answered (a review waited 631 s). The
+// reaper is now non-dumpable (a tracer without CAP_SYS_PTRACE is refused)
+// and Run answers within its bounds, killing the tree, the tracer with it.
+func TestBashReaperFrozenByATracer(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	m := fmt.Sprint(700000 + time.Now().UnixNano()%100000)
+	tracer := `import ctypes, os, signal, sys, time, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+pid = int(sys.argv[1])
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+subprocess.Popen(["sleep", "` + m + `"])
+seen = set()
+for _ in range(3):
+    for t in os.listdir("/proc/%d/task" % pid):
+        if int(t) not in seen:
+            libc.ptrace(0x4206, int(t), None, None)
+            libc.ptrace(0x4207, int(t), None, None)
+            seen.add(int(t))
+time.sleep(100)`
+	c.send(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "b", "toolName": "Bash",
+		"args": map[string]any{"command": "python3 -c '" + tracer + "' $PPID & sleep 0.5; echo shell-done; sleep 5", "timeout": 1}})
+	answered := make(chan map[string]any, 1)
+	sent := time.Now()
+	go func() { answered <- c.result(2) }()
+	select {
+	case r := <-answered:
+		t.Logf("answered after %v: %v", time.Since(sent).Round(time.Millisecond), r["errorCode"])
+		if r["ok"] == true {
+			t.Logf("the tracer did not freeze the reaper here: %v", r["content"])
+		}
+	case <-time.After(40 * time.Second):
+		exec.Command("pkill", "-9", "-f", "0x4206").Run()
+		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
+		t.Fatal("the call was not answered: the frozen reaper held it")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if out, _ := exec.Command("pgrep", "-f", "sleep "+m).Output(); len(out) > 0 {
+		exec.Command("pkill", "-9", "-f", "0x4206").Run()
+		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
+		t.Fatalf("survivors: %s", out)
+	}
+}

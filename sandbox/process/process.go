@@ -54,6 +54,13 @@ const (
 // in uninterruptible sleep).
 const drainDelay = 2 * time.Second
 
+// reaperGoneBound is how long Run waits for a reaper it SIGKILLed to be
+// gone before it kills the tree itself and answers (see errReaperHeld).
+const reaperGoneBound = 2 * time.Second
+
+// errReaperHeld: the reaper did not end after SIGKILL.
+var errReaperHeld = errors.New("the reaper did not end after SIGKILL (held by a tracer)")
+
 // readBuf is the size of one read from an output pipe: the default pipe
 // capacity on Linux, so one read can drain a full pipe.
 const readBuf = 64 << 10
@@ -208,7 +215,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	// and exits. Backstop: a reaper that has not finished the ladder by
 	// then is killed, and Run goes on to kill the shell's session itself.
 	var stopped atomic.Bool
-	exited, watched := make(chan struct{}), make(chan struct{})
+	exited, watched, killed := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watched)
 		// The command can stop its own reaper (kill -STOP $PPID), which
@@ -235,6 +242,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 						continue
 					case <-backstop:
 						r.cmd.Process.Kill()
+						close(killed)
 					}
 					break
 				}
@@ -256,7 +264,23 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}()
 	}
 
-	waitErr := r.cmd.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- r.cmd.Wait() }()
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-killed:
+		select {
+		case waitErr = <-waited:
+		case <-time.After(reaperGoneBound):
+			// SIGKILLed and still not gone: a tracer holds its threads
+			// (a command can ptrace its reaper when the kernel lets it).
+			// The fallback below kills the tree from here, the tracer
+			// with it, and the call is answered; the wait ends in the
+			// background once the tracer has let go.
+			waitErr = errReaperHeld
+		}
+	}
 	close(exited)
 	<-watched
 	r.stop()

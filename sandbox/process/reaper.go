@@ -127,6 +127,10 @@ func runReaper() int {
 	// EOF when the reaper exits, and nothing but hostcore may stop us.
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
+	// The command must not freeze its reaper with ptrace: a frozen reaper
+	// neither reports nor kills. (The shell it starts is dumpable again:
+	// execve resets the flag.)
+	refuseTracers()
 	// One byte over the bound, so that a spec of exactly maxSpec bytes is
 	// not followed by a false EOF (stop) from the limit.
 	control := bufio.NewReader(io.LimitReader(os.NewFile(3, "control"), maxSpec+1))

@@ -45,3 +45,6 @@ func signalProc(p proc, _ []proc, _ int, sig syscall.Signal) {
 // killMarked is a no-op here: there is no /proc to find a process's
 // environment in. Orphans of a killed reaper stay with init (see Run).
 func killMarked(string) {}
+
+// refuseTracers is a no-op here.
+func refuseTracers() {}

@@ -15,6 +15,14 @@ func becomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
+// refuseTracers makes the reaper non-dumpable: a process of the same user
+// can then no longer ptrace it (and freeze it, or read its memory). A
+// tracer with CAP_SYS_PTRACE (root) still can; Run bounds its wait for
+// that case.
+func refuseTracers() {
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}
+
 // descendants lists the live descendants of root from /proc.
 func descendants(root int) []proc {
 	entries, err := os.ReadDir("/proc")
