@@ -154,7 +154,11 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 	switch {
 	case res.Aborted:
 		ab := aborted(ctx)
-		out.ErrorCode, out.Message = ab.ErrorCode, ab.Message+"; the command's process tree was killed"
+		what := "; the command's process tree was killed"
+		if res.NotStarted {
+			what = "; the command had not started, and nothing ran"
+		}
+		out.ErrorCode, out.Message = ab.ErrorCode, ab.Message+what
 		out.Content[0].Text = out.Message + "." + strings.TrimPrefix(out.Content[0].Text, "Aborted.")
 	case out.ErrorCode == CodeToolFailed:
 		if kind := patchCommand(a.Command); kind != "" {

@@ -107,6 +107,7 @@ type Result struct {
 	Signal         string // e.g. "SIGKILL"; "" if the shell exited
 	TimedOut       bool   // Spec.Timeout expired and the tree was killed
 	Aborted        bool   // ctx was cancelled and the tree was killed
+	NotStarted     bool   // stopped before the reaper took the command: nothing ran
 	Stdout, Stderr Stream
 	Duration       time.Duration
 }
@@ -336,6 +337,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		res.ExitCode, res.Signal = -1, signalName(st.signal)
 	case st.done:
 		res.ExitCode = st.exit
+	case !st.taken && stopped.Load():
+		// Stopped before the reaper took the command (a cancel that came
+		// at once): nothing ran, nothing was killed.
+		res.ExitCode, res.NotStarted = -1, true
 	default:
 		// No report: describe the reaper's own end, which took the command with it.
 		res.ExitCode, res.Signal = -1, "SIGKILL"

@@ -749,3 +749,37 @@ int main(int argc, char **argv) {
 		t.Fatal("the hopper never ran")
 	}
 }
+
+// TestCancelRightAfterStartSaysWhetherItRan: a cancel that lands before
+// the reaper took the command ran nothing, and says so (NotStarted, no
+// signal) instead of "killed by SIGKILL" (a review saw 55 of 60 such calls
+// reported as killed).
+func TestCancelRightAfterStartSaysWhetherItRan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	notStarted := 0
+	for i := range 30 {
+		flag := filepath.Join(dir, strconv.Itoa(i))
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(time.Duration(rand.IntN(3000))*time.Microsecond, cancel)
+		s := bash("touch " + flag + "; sleep 5")
+		s.Grace = 100 * time.Millisecond
+		res, err := Run(ctx, s)
+		cancel()
+		if err != nil {
+			continue // cancelled before Run got going: context.Canceled
+		}
+		_, statErr := os.Stat(flag)
+		ran := statErr == nil
+		if !ran && (!res.NotStarted || res.Signal != "") {
+			t.Fatalf("run %d: nothing ran, but NotStarted=%v signal=%q", i, res.NotStarted, res.Signal)
+		}
+		if res.NotStarted {
+			notStarted++
+			if ran {
+				t.Fatalf("run %d: NotStarted, but the command ran", i)
+			}
+		}
+	}
+	t.Logf("%d of 30 stopped before they started", notStarted)
+}
