@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/bits"
 	"os"
@@ -142,6 +143,11 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 		SpillDir:  c.scratchDir(),
 		OnOutput:  c.outputNotifier(),
 		Warm:      c.s.warm,
+	}
+	if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+		// Said plainly: the start would fail with "starting /bin/bash: no
+		// such file or directory", which names the wrong file.
+		return failResult(CodeToolFailed, "the workspace directory %s is gone (%v): the command was not run", escapeText(spec.Dir), errOrNotDir(err))
 	}
 	res, err := process.Run(ctx, spec)
 	if err != nil {
@@ -322,6 +328,12 @@ func bashResult(res process.Result, shell string, a bashArgs) *ToolResult {
 	}
 	if res.Stderr.FullPath != "" {
 		d["stderrFile"] = res.Stderr.FullPath
+	}
+	if res.Stdout.FullErr != "" {
+		d["stdoutFileError"] = res.Stdout.FullErr
+	}
+	if res.Stderr.FullErr != "" {
+		d["stderrFileError"] = res.Stderr.FullErr
 	}
 
 	var status, code string
@@ -580,4 +592,11 @@ func parseBashDenylist(raw json.RawMessage) (*string, error) {
 func userHome() string {
 	h, _ := os.UserHomeDir()
 	return h
+}
+
+func errOrNotDir(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("not a directory")
 }

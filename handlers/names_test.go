@@ -151,3 +151,17 @@ func TestIDOfACallThatNeverRanIsFree(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBashInAWorkspaceThatIsGone: the error names the workspace, not
+// "starting /bin/bash: no such file or directory" (a review's finding).
+func TestBashInAWorkspaceThatIsGone(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "g", "agent", "auto")
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, s, ExecuteParams{SessionID: "g", ToolCallID: "b", ToolName: "Bash", Args: json.RawMessage(`{"command":"true"}`)})
+	if r.OK || !strings.Contains(r.Message, "workspace directory") || strings.Contains(r.Message, "/bin/bash") {
+		t.Fatalf("Bash in a deleted workspace: %s %q", r.ErrorCode, r.Message)
+	}
+}

@@ -29,6 +29,7 @@ type Stream struct {
 	FullPath   string // spill file with the complete stream, when truncated and Spec.SpillDir was set
 	FullCut    bool   // the spill file holds only the first FullSize bytes (SpillMax)
 	FullSize   int64  // bytes in the spill file
+	FullErr    string // why the complete stream could not be saved (disk full, ...), when truncated
 }
 
 // SpillMax bounds one stream's spill file. A command printing at full
@@ -49,11 +50,13 @@ func (s Stream) Text() string {
 	}
 	fmt.Fprintf(&b, "[... %d bytes omitted ...]\n", s.Omitted)
 	b.WriteString(s.Tail)
-	if s.FullPath != "" {
+	if s.FullPath != "" || s.FullErr != "" {
 		if s.Tail != "" && !strings.HasSuffix(s.Tail, "\n") {
 			b.WriteByte('\n')
 		}
-		if s.FullCut {
+		if s.FullPath == "" {
+			fmt.Fprintf(&b, "[the complete output could not be saved: %s]", s.FullErr)
+		} else if s.FullCut {
 			fmt.Fprintf(&b, "[first %d of %d bytes of output: %s]", s.FullSize, s.Total, s.FullPath)
 		} else {
 			fmt.Fprintf(&b, "[full output: %s]", s.FullPath)
@@ -80,6 +83,7 @@ type capture struct {
 	spillMax  int64
 	spillCut  bool
 	spillSize int64
+	spillErr  string // why there is no spill file (see Stream.FullErr)
 }
 
 func newCapture(name string, headMax, tailMax int, spillDir string) *capture {
@@ -122,6 +126,7 @@ func (c *capture) openSpill() {
 	}
 	f, err := createSpill(c.spillDir, c.name, c.spillMax)
 	if err != nil {
+		c.spillErr = err.Error()
 		return
 	}
 	c.spill = f
@@ -138,6 +143,7 @@ func (c *capture) finish() Stream {
 	if c.spill != nil {
 		if err := c.spill.Close(); err != nil {
 			os.Remove(c.spill.path)
+			c.spillErr = err.Error()
 		} else {
 			path, c.spillCut, c.spillSize = c.spill.path, c.spill.cut, c.spill.size
 		}
@@ -163,6 +169,7 @@ func (c *capture) finish() Stream {
 		FullPath:  path,
 		FullCut:   c.spillCut,
 		FullSize:  c.spillSize,
+		FullErr:   c.spillErr,
 	}
 }
 

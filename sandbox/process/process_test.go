@@ -783,3 +783,20 @@ func TestCancelRightAfterStartSaysWhetherItRan(t *testing.T) {
 	}
 	t.Logf("%d of 30 stopped before they started", notStarted)
 }
+
+// TestSpillFailureIsSaid: a truncated stream whose complete copy could not
+// be saved says so (a review's full disk left the result silent about it).
+func TestSpillFailureIsSaid(t *testing.T) {
+	t.Parallel()
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o644)
+	s := bash("seq 1 100000")
+	s.HeadBytes, s.TailBytes, s.SpillDir = 20, 20, filepath.Join(blocker, "spill") // a directory under a file
+	res := run(t, s)
+	if !res.Stdout.Truncated || res.Stdout.FullPath != "" || res.Stdout.FullErr == "" {
+		t.Fatalf("got %+v", res.Stdout)
+	}
+	if !strings.Contains(res.Stdout.Text(), "[the complete output could not be saved: ") {
+		t.Fatalf("Text() = %q", res.Stdout.Text())
+	}
+}
