@@ -345,11 +345,7 @@ func TestBashReaperFrozenByATracer(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	h := startHost(t, bin, "--data-dir", data)
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	_, _, c, _, _ := hostWithSession(t, "auto")
 	m := fmt.Sprint(700000 + time.Now().UnixNano()%100000)
 	tracer := `import ctypes, os, signal, sys, time, subprocess
 libc = ctypes.CDLL(None, use_errno=True)

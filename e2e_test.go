@@ -45,6 +45,18 @@ func (c rpcClient) call(id int, method string, params any) map[string]any {
 	return c.result(id)
 }
 
+// hostWithSession starts the built binary on a fresh data dir with a
+// session "s" bound to a fresh workspace in the given permission mode.
+func hostWithSession(t *testing.T, mode string) (bin string, h *host, c rpcClient, ws, data string) {
+	t.Helper()
+	bin = buildBinary(t)
+	ws, data = newWorkspace(t)
+	h = startHost(t, bin, "--data-dir", data)
+	c = rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": mode})
+	return bin, h, c, ws, data
+}
+
 func newWorkspace(t *testing.T) (ws, data string) {
 	tmp := t.TempDir()
 	ws, data = filepath.Join(tmp, "ws"), filepath.Join(tmp, "data")
@@ -301,16 +313,9 @@ func TestSIGTERMWithStdoutFullStillAudits(t *testing.T) {
 // after the restart: the same call sent again runs (a review found it
 // refused DUPLICATE_TOOL_CALL forever). An id that did run stays refused.
 func TestCallIDFreeAfterCrashWithCardOpen(t *testing.T) {
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	h := startHost(t, bin, "--data-dir", data)
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "ask"})
+	bin, h, c, ws, data := hostWithSession(t, "ask")
 	c.send(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "done", "toolName": "Write", "args": map[string]any{"path": "done.txt", "content": "x"}})
-	card := h.next(t, `{"method":"permission.request"}`)
-	var m struct{ ID json.RawMessage }
-	json.Unmarshal([]byte(card), &m)
-	h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"decision":"allow-once"}}`, m.ID))
+	h.answer(t, h.nextCard(t), "allow-once")
 	if r := c.result(2); r["ok"] != true {
 		t.Fatalf("first Write: %v", r)
 	}
@@ -375,4 +380,18 @@ func TestOneSocketForStdinAndStdout(t *testing.T) {
 	if err := sh.Run(); err != nil || stderr.String() != "False" {
 		t.Fatalf("the shell's stdout pipe after hostcore: nonblocking=%q %v", stderr.String(), err)
 	}
+}
+
+// nextCard waits for a permission card and returns its request id.
+func (h *host) nextCard(t *testing.T) json.RawMessage {
+	t.Helper()
+	var card struct{ ID json.RawMessage }
+	json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
+	return card.ID
+}
+
+// answer replies to the permission card id with decision.
+func (h *host) answer(t *testing.T, id json.RawMessage, decision string) {
+	t.Helper()
+	h.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"decision":"`+decision+`"}}`)
 }

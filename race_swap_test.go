@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,10 +40,9 @@ func TestApprovalCannotBeRaced(t *testing.T) {
 		id := 10 + i
 		c.send(id, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": tc.name, "toolName": "Write",
 			"args": map[string]any{"path": tc.path, "content": "pwned"}})
-		var card struct{ ID json.RawMessage }
-		json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
+		card := h.nextCard(t)
 		tc.swap()
-		h.send(t, `{"jsonrpc":"2.0","id":`+string(card.ID)+`,"result":{"decision":"allow-once"}}`)
+		h.answer(t, card, "allow-once")
 		r := c.result(id)
 		if r["ok"] == true || r["errorCode"] != "TOOL_DENIED" {
 			t.Errorf("%s: want TOOL_DENIED after the swap, got %v", tc.name, r)
@@ -67,18 +65,12 @@ func TestApprovalCannotBeRaced(t *testing.T) {
 // rename gives the file a new inode; that is the same approved location,
 // not a swap (found by the load test: the recheck refused the second call).
 func TestSameFileTwiceInOneBatch(t *testing.T) {
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	h := startHost(t, bin, "--data-dir", data)
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "ask"})
+	_, h, c, ws, _ := hostWithSession(t, "ask")
 	c.send(10, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w1", "toolName": "Write", "args": map[string]any{"path": "new/f.txt", "content": "one\n"}})
 	c.send(11, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w2", "toolName": "Write", "args": map[string]any{"path": "new/f.txt", "content": "two\n"}})
 	c.send(12, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "e1", "toolName": "Edit", "args": map[string]any{"path": "new/f.txt", "old_string": "two", "new_string": "three"}})
 	for range 3 {
-		var card struct{ ID json.RawMessage }
-		json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
-		h.send(t, `{"jsonrpc":"2.0","id":`+string(card.ID)+`,"result":{"decision":"allow-once"}}`)
+		h.answer(t, h.nextCard(t), "allow-once")
 	}
 	for _, id := range []int{10, 11, 12} {
 		if r := c.result(id); r["ok"] != true {
