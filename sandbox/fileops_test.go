@@ -591,7 +591,9 @@ func TestSymlinkSwapRaceWithOpenRegular(t *testing.T) {
 	res := mustResolve(t, fx.roots, approved)
 	reg, lnk := filepath.Join(dir, ".reg"), filepath.Join(dir, ".lnk")
 	var stop atomic.Bool
+	swapped := make(chan struct{})
 	go func() {
+		defer close(swapped)
 		for !stop.Load() {
 			os.WriteFile(reg, []byte("public\n"), 0o644)
 			os.Rename(reg, approved)
@@ -600,7 +602,7 @@ func TestSymlinkSwapRaceWithOpenRegular(t *testing.T) {
 			os.Rename(lnk, approved)
 		}
 	}()
-	defer stop.Store(true)
+	defer func() { stop.Store(true); <-swapped }() // before TempDir's cleanup
 	leaks, changed, ok := 0, 0, 0
 	for i := 0; i < 20000 && leaks == 0; i++ {
 		f, _, err := OpenRegular(res)
