@@ -383,3 +383,26 @@ time.sleep(100)`
 		t.Fatalf("survivors: %s", out)
 	}
 }
+
+// TestEscapeeOfAKilledReaperWithAFreshEnvironmentDies: a command that
+// starts a process in a new session with a fresh environment (so neither
+// the session kill nor the run's mark finds it) and then kills its own
+// reaper left that process to init, alive (a review's finding). hostcore is
+// now the subreaper above its reapers: the orphan becomes its child, and is
+// killed and reaped.
+func TestEscapeeOfAKilledReaperWithAFreshEnvironmentDies(t *testing.T) {
+	_, _, c, _, _ := hostWithSession(t, "auto")
+	m := fmt.Sprint(800000 + time.Now().UnixNano()%100000)
+	for i, cmd := range []string{
+		"setsid env -i /bin/sleep " + m + " </dev/null >/dev/null 2>&1 & sleep 0.2; kill -9 $PPID",
+		"setsid bash -c 'exec -c sleep " + m + "' </dev/null >/dev/null 2>&1 & sleep 0.2; kill -USR1 $PPID",
+	} {
+		c.call(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": fmt.Sprint("k", i), "toolName": "Bash",
+			"args": map[string]any{"command": cmd}})
+		time.Sleep(300 * time.Millisecond)
+		if out, _ := exec.Command("pgrep", "-f", "sleep "+m).Output(); len(out) > 0 {
+			exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
+			t.Fatalf("%s: the escapee survived: %s", cmd, out)
+		}
+	}
+}

@@ -112,6 +112,12 @@ func run(args []string) int {
 	// A larger stdout pipe lets a flood of tool.output reach the client
 	// in fewer, larger pieces (see process.GrowPipe).
 	process.GrowPipe(os.Stdout)
+	// Orphans of a reaper killed by its own command become hostcore's
+	// children, not init's, so that they can be killed (see
+	// process.SweepAdopted).
+	if err := process.BecomeHostSubreaper(); err != nil {
+		log.Warn("cannot become a child subreaper; orphans of a killed reaper go to init", "err", err)
+	}
 	out, restore := rpc.PollableOutput(os.Stdout)
 	defer restore()
 	srv := rpc.NewServer(os.Stdin, out, log)

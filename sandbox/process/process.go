@@ -266,7 +266,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 
 	waited := make(chan error, 1)
-	go func() { waited <- r.cmd.Wait() }()
+	go func() { waited <- waitTracked(r.cmd) }()
 	var waitErr error
 	select {
 	case waitErr = <-waited:
@@ -298,6 +298,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 		killMarked(mark)
 	}
+	// Orphans of a reaper that died, those that rewrote their environment
+	// too, are hostcore's children when it is their subreaper
+	// (BecomeHostSubreaper): all of them are escapees, of this run or
+	// another, and go now. Reading hostcore's children costs a few small
+	// reads of /proc.
+	SweepAdopted()
 	deadline := time.Now().Add(drainDelay)
 	for _, r := range readers {
 		r.SetReadDeadline(deadline)

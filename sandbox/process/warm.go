@@ -105,7 +105,7 @@ func startReaper(tty bool) (r *reaper, err error) {
 	// Its own process group keeps terminal signals (^C in a terminal running
 	// hostcore) from reaching the reaper around hostcore's back.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if err := startTracked(cmd); err != nil {
 		return r, fmt.Errorf("starting the reaper: %w", err)
 	}
 	r.cmd = cmd
@@ -176,7 +176,7 @@ func (r *reaper) discard() {
 	r.stop()
 	if r.cmd != nil {
 		kill := time.AfterFunc(discardBound, func() { r.cmd.Process.Kill() })
-		r.cmd.Wait()
+		waitTracked(r.cmd)
 		kill.Stop()
 	}
 	r.close()

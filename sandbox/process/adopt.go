@@ -1,0 +1,35 @@
+package process
+
+import (
+	"os/exec"
+	"sync"
+)
+
+// started holds the pids of the reapers hostcore started and has not yet
+// waited for. Any other child hostcore has was adopted (see
+// BecomeHostSubreaper): an orphan of a reaper that died.
+var started = struct {
+	sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
+
+// startTracked starts cmd with the registry locked, so that a sweep never
+// sees the new child before it is known.
+func startTracked(cmd *exec.Cmd) error {
+	started.Lock()
+	defer started.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	started.pids[cmd.Process.Pid] = true
+	return nil
+}
+
+// waitTracked waits for a child started by startTracked.
+func waitTracked(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	started.Lock()
+	delete(started.pids, cmd.Process.Pid)
+	started.Unlock()
+	return err
+}
