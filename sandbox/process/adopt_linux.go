@@ -40,7 +40,10 @@ func SweepAdopted() {
 		return
 	}
 	self := os.Getpid()
-	for range adoptPasses {
+	// One bound for the whole sweep: an orphan that cannot die (stuck in
+	// an uninterruptible read) must not hold every later Bash call.
+	deadline := time.Now().Add(adoptBound)
+	for pass := 0; pass < adoptPasses && time.Now().Before(deadline); pass++ {
 		started.Lock()
 		var adopted []int
 		for _, pid := range childrenOf(self) {
@@ -73,7 +76,6 @@ func SweepAdopted() {
 		}
 		// Reap them: they are hostcore's children, and only this waits
 		// for these pids (os/exec waits for the ones it started).
-		deadline := time.Now().Add(time.Second)
 		for _, pid := range adopted {
 			for {
 				var ws syscall.WaitStatus
@@ -87,8 +89,11 @@ func SweepAdopted() {
 	}
 }
 
-// adoptPasses bounds SweepAdopted.
-const adoptPasses = 10
+// adoptPasses and adoptBound bound SweepAdopted.
+const (
+	adoptPasses = 10
+	adoptBound  = time.Second
+)
 
 // childrenOf lists pid's children from /proc/<pid>/task/*/children.
 func childrenOf(pid int) []int {
