@@ -406,3 +406,30 @@ func TestEscapeeOfAKilledReaperWithAFreshEnvironmentDies(t *testing.T) {
 		}
 	}
 }
+
+// TestManyEscapeesOfAKilledReaper: 400 orphans of a killed reaper are
+// killed in one scan of /proc per pass, not one per orphan (a review saw
+// 1,000 take 45 s and stall an unrelated call of the same hostcore), and
+// concurrent sweeps never act on the same pids.
+func TestManyEscapeesOfAKilledReaper(t *testing.T) {
+	_, h, c, _, _ := hostWithSession(t, "auto")
+	m := fmt.Sprint(900000 + time.Now().UnixNano()%90000)
+	cmd := "for i in $(seq 400); do setsid env -i /bin/sleep " + m + " </dev/null >/dev/null 2>&1 & done; sleep 1; echo killing; kill -9 $PPID"
+	c.send(20, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "many", "toolName": "Bash", "args": map[string]any{"command": cmd}})
+	h.next(t, `{"method":"tool.output","params":{"toolCallId":"many","data":"killing\n"}}`)
+	killed := time.Now()
+	c.send(21, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "other", "toolName": "Bash", "args": map[string]any{"command": "echo other"}})
+	c.result(20)
+	sweep := time.Since(killed)
+	c.result(21)
+	other := time.Since(killed)
+	time.Sleep(300 * time.Millisecond)
+	if out, _ := exec.Command("pgrep", "-f", "sleep "+m).Output(); len(out) > 0 {
+		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
+		t.Fatalf("escapees survived: %d", len(strings.Fields(string(out))))
+	}
+	t.Logf("answered %v after the kill; an unrelated call %v", sweep.Round(time.Millisecond), other.Round(time.Millisecond))
+	if sweep > 5*time.Second || other > 5*time.Second {
+		t.Fatalf("the sweep took too long: the call %v after the kill, an unrelated call %v", sweep, other)
+	}
+}

@@ -10,8 +10,8 @@ import (
 // BecomeHostSubreaper): an orphan of a reaper that died.
 var started = struct {
 	sync.Mutex
-	pids map[int]bool
-}{pids: map[int]bool{}}
+	pids map[int]*exec.Cmd
+}{pids: map[int]*exec.Cmd{}}
 
 // startTracked starts cmd with the registry locked, so that a sweep never
 // sees the new child before it is known.
@@ -21,7 +21,7 @@ func startTracked(cmd *exec.Cmd) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	started.pids[cmd.Process.Pid] = true
+	started.pids[cmd.Process.Pid] = cmd
 	return nil
 }
 
@@ -29,7 +29,11 @@ func startTracked(cmd *exec.Cmd) error {
 func waitTracked(cmd *exec.Cmd) error {
 	err := cmd.Wait()
 	started.Lock()
-	delete(started.pids, cmd.Process.Pid)
+	// The pid is free once Wait returned: a reaper started meanwhile may
+	// have it, and stays registered.
+	if started.pids[cmd.Process.Pid] == cmd {
+		delete(started.pids, cmd.Process.Pid)
+	}
 	started.Unlock()
 	return err
 }

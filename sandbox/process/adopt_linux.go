@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -33,60 +34,82 @@ var hostSubreaper atomic.Bool
 
 // SweepAdopted kills, with their trees, and reaps every child of hostcore
 // that it did not start: orphans of a reaper that died. It repeats while it
-// finds some (a killed orphan's own children are adopted in turn), a
-// bounded number of times.
+// finds some (a killed orphan's own children are adopted in turn), within
+// adoptPasses and adoptBound.
+//
+// One sweep runs at a time (a second caller skips: the running one does
+// the work). Each orphan is pinned with a pidfd while it is still an
+// unreaped child (its pid cannot be reused until then), signalled and
+// waited for through it. One that does not die at once (an uninterruptible
+// read) is waited for in the background and skipped by later sweeps, so it
+// costs no later call anything.
 func SweepAdopted() {
-	if !hostSubreaper.Load() {
+	if !hostSubreaper.Load() || !sweeping.TryLock() {
 		return
 	}
-	self := os.Getpid()
-	// One bound for the whole sweep: an orphan that cannot die (stuck in
-	// an uninterruptible read) must not hold every later Bash call.
+	defer sweeping.Unlock()
+	self, own := os.Getpid(), syscall.Getpgrp()
 	deadline := time.Now().Add(adoptBound)
 	for pass := 0; pass < adoptPasses && time.Now().Before(deadline); pass++ {
 		started.Lock()
-		var adopted []int
+		var pids, fds []int
 		for _, pid := range childrenOf(self) {
-			if !started.pids[pid] {
-				adopted = append(adopted, pid)
+			if started.pids[pid] != nil || reaping[pid] {
+				continue
 			}
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				continue
+			}
+			pids, fds = append(pids, pid), append(fds, fd)
 		}
 		started.Unlock()
-		if len(adopted) == 0 {
+		if len(pids) == 0 {
 			return
 		}
-		for _, pid := range adopted {
-			tree := descendants(pid)
-			groups := map[int]bool{}
-			for _, p := range tree {
-				syscall.Kill(p.pid, syscall.SIGKILL)
-				if p.pgid > 1 {
-					groups[p.pgid] = true
-				}
+		tree := descendants(pids...) // one scan of /proc for all of them
+		groups := map[int]bool{}
+		for _, p := range tree {
+			signalProc(p, tree, self, syscall.SIGKILL)
+			if p.pgid > 1 && p.pgid != own {
+				groups[p.pgid] = true
 			}
-			if st, ok := readStat(pid); ok && st.pgid > 1 && st.pgid != syscall.Getpgrp() {
-				groups[st.pgid] = true
-			}
-			for g := range groups {
-				if g != syscall.Getpgrp() {
-					syscall.Kill(-g, syscall.SIGKILL)
-				}
-			}
-			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		// Reap them: they are hostcore's children, and only this waits
-		// for these pids (os/exec waits for the ones it started).
-		for _, pid := range adopted {
-			for {
-				var ws syscall.WaitStatus
-				got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-				if got == pid || err != nil || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(time.Millisecond)
+		for g := range groups {
+			syscall.Kill(-g, syscall.SIGKILL)
+		}
+		for i, fd := range fds {
+			unix.PidfdSendSignal(fd, syscall.SIGKILL, nil, 0)
+			var info unix.Siginfo
+			if err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG, nil); err == nil && info.Signo != 0 {
+				unix.Close(fd)
+				continue
 			}
+			reaping[pids[i]] = true
+			go reapLater(pids[i], fd)
 		}
 	}
+}
+
+// sweeping serializes SweepAdopted; reaping (under it) holds the orphans
+// being waited for in the background.
+var (
+	sweeping sync.Mutex
+	reaping  = map[int]bool{}
+)
+
+// reapLater waits for a killed orphan that did not die at once.
+func reapLater(pid, fd int) {
+	var info unix.Siginfo
+	for {
+		if err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED, nil); err != unix.EINTR {
+			break
+		}
+	}
+	unix.Close(fd)
+	sweeping.Lock()
+	delete(reaping, pid)
+	sweeping.Unlock()
 }
 
 // adoptPasses and adoptBound bound SweepAdopted.

@@ -36,8 +36,9 @@ const settleDelay = 2 * time.Millisecond
 
 // MaybeRunReaper must be the first thing main calls (and TestMain, in tests
 // of packages that use Run). When the process was started as a reaper by Run
-// it does the reaper's work and exits; otherwise it returns at once. Nothing
-// else is needed at start-up: hostcore itself does not become a subreaper.
+// it does the reaper's work and exits; otherwise it returns at once. hostcore
+// itself also becomes a subreaper (BecomeHostSubreaper), for the orphans of
+// a reaper that died; a program that does not call it keeps init as theirs.
 func MaybeRunReaper() {
 	if len(os.Args) > 1 && os.Args[1] == reaperArg {
 		os.Exit(runReaper())

@@ -23,8 +23,8 @@ func refuseTracers() {
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }
 
-// descendants lists the live descendants of root from /proc.
-func descendants(root int) []proc {
+// descendants lists the live descendants of roots from /proc, in one scan.
+func descendants(roots ...int) []proc {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -42,7 +42,7 @@ func descendants(root int) []proc {
 		children[st.ppid] = append(children[st.ppid], proc{pid: pid, ppid: st.ppid, pgid: st.pgid})
 	}
 	var out []proc
-	queue := []int{root}
+	queue := append([]int(nil), roots...)
 	for len(queue) > 0 {
 		parent := queue[0]
 		queue = queue[1:]
