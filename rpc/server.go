@@ -139,7 +139,7 @@ const DrainTimeout = 2500 * time.Millisecond
 
 // writeDrain bounds a write to stdout once ctx has ended: it leaves a call
 // blocked on a client that stopped reading time to end within DrainTimeout.
-const writeDrain = 1500 * time.Millisecond
+const writeDrain = time.Second
 
 // PollableOutput returns a non-blocking *os.File that writes where f does,
 // when f is a pipe or a socket, so that Go's poller writes it and Run can
