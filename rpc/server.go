@@ -137,8 +137,9 @@ func (s *Server) Gone() <-chan struct{} { return s.gone }
 // DrainTimeout bounds how long Run waits for running calls after ctx ends.
 const DrainTimeout = 2500 * time.Millisecond
 
-// writeDrain bounds a write to stdout once ctx has ended: it leaves a call
-// blocked on a client that stopped reading time to end within DrainTimeout.
+// writeDrain bounds each write to stdout once ctx has ended: it leaves a
+// call blocked on a client that stopped reading time to end within
+// DrainTimeout, and is far more than a write to a reading client takes.
 const writeDrain = time.Second
 
 // PollableOutput returns a non-blocking *os.File that writes where f does,
@@ -232,9 +233,11 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	cancel()
 	// A call blocked writing to a client that stopped reading (a flood of
 	// tool.output) would hold its answer, and its audit row, past the
-	// drain: its write fails after writeDrain instead, and the call still
-	// ends as TOOL_ABORTED with its row committed. Only a pollable stdout
-	// (PollableOutput) takes a deadline.
+	// drain: from now on each write gets writeDrain to complete (the one
+	// blocked now included), then fails, and the call still ends as
+	// TOOL_ABORTED with its row committed. A client that reads gets every
+	// answer. Only a pollable stdout (PollableOutput) takes a deadline.
+	s.stream.draining.Store(true)
 	if s.out != nil {
 		s.out.SetWriteDeadline(time.Now().Add(writeDrain))
 	}

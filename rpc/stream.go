@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -34,6 +35,9 @@ type lineStream struct {
 	// broken is set after a write fails: the client is gone.
 	broken  bool
 	onBreak func()
+	// draining is set once the server is shutting down: from then on each
+	// write gets writeDrain to complete (see Run), if w takes deadlines.
+	draining atomic.Bool
 
 	// atEOF is called once when input ends, before ReadObject returns
 	// io.EOF: it drains running calls so that they can still answer.
@@ -95,6 +99,9 @@ func (s *lineStream) writeLine(line []byte) error {
 	defer s.wmu.Unlock()
 	if s.broken {
 		return errClientGone
+	}
+	if d, ok := s.w.(interface{ SetWriteDeadline(time.Time) error }); ok && s.draining.Load() {
+		d.SetWriteDeadline(time.Now().Add(writeDrain))
 	}
 	if _, err := s.w.Write(line); err != nil {
 		s.broken = true
