@@ -230,14 +230,16 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	// The registration is also the in-process half of "a call id never
 	// runs twice": a second call with the id of one still running is
 	// refused here, one that ran before is refused by the store below.
-	// It was registered when its line was read (takeTicket); a frontend or
-	// test without a ticket registers it here. The ticket's release,
-	// deferred first and so run last, takes the id out of the registry
-	// only once finish has committed it to the store.
+	// It was registered when its line was read (takeTicket); a caller
+	// without a ticket (a test) takes it here, the same way. The ticket's
+	// release, deferred first and so run last, takes the id out of the
+	// registry only once finish has committed it to the store.
 	c.rt = s.runtime(p.SessionID)
-	if tk == nil || tk.rt != c.rt || tk.id != p.ToolCallID {
-		entry, dup := c.rt.register(p.ToolCallID, p.TurnID)
-		tk = &ticket{rt: c.rt, id: p.ToolCallID, entry: entry, dup: dup}
+	if tk == nil {
+		// The session exists and the ids are set: takeTicket gives one.
+		if tk = s.takeTicket(raw); tk == nil {
+			return nil, storageError("registering the call", errors.New("session lookup failed"))
+		}
 		defer tk.release()
 	}
 	// The permission mode is the one in force when the line was read: a

@@ -270,12 +270,7 @@ func (s *Store) cacheSetting(gen uint64, key, v string, found bool) {
 
 // SetSetting stores a setting.
 func (s *Store) SetSetting(ctx context.Context, key, value string) error {
-	err := s.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-			&sqlitex.ExecOptions{Args: []any{key, value}})
-	})
-	s.forgetSetting(key)
-	return err
+	return s.SetSettings(ctx, map[string]*string{key: &value})
 }
 
 // SetSettings applies several settings in one transaction: all of them or
