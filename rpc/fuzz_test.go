@@ -174,12 +174,33 @@ func FuzzLineStream(f *testing.F) {
 				t.Fatalf("line %q was neither answered nor run", l)
 			}
 			if len(out) == 1 && ran == 1 {
-				if m := checkOutputLine(t, out[0]); m.Result == nil {
+				m := checkOutputLine(t, out[0])
+				if m.Result == nil {
 					t.Fatalf("line %q ran but was answered with an error: %s", l, out[0])
+				}
+				if !sameID(requestID(l), m.ID) {
+					t.Fatalf("line %q was answered with id %s", l, m.ID)
 				}
 			}
 		}
 	})
+}
+
+// requestID returns the id member of a line as sent.
+func requestID(l []byte) json.RawMessage {
+	var m map[string]json.RawMessage
+	json.Unmarshal(bytes.TrimSpace(l), &m)
+	return m["id"]
+}
+
+// sameID says whether an answer's id is the request's: a number exactly as
+// written, a string with the same value (its escapes may differ).
+func sameID(sent, got json.RawMessage) bool {
+	if len(sent) > 0 && sent[0] == '"' {
+		var a, b string
+		return json.Unmarshal(sent, &a) == nil && json.Unmarshal(got, &b) == nil && a == b
+	}
+	return string(sent) == string(got)
 }
 
 // silentLine says whether a line may go unanswered: a client's reply to a

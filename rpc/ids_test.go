@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 )
 
@@ -74,3 +75,36 @@ func TestHostCallIDsAreUnique(t *testing.T) {
 }
 
 func (d *gateDispatcher) Inline(string) bool { return false }
+
+// TestNumberIDsEchoedAsSent: JSON-RPC 2.0 allows any number as an id;
+// jsonrpc2 carries only 0..2^64-1. A negative, fractional, exponent or
+// larger id is answered with the id exactly as the client wrote it, and a
+// string id that could be taken for the alias used inside is refused.
+func TestNumberIDsEchoedAsSent(t *testing.T) {
+	for _, id := range []string{`-1`, `-0`, `1.5`, `1e3`, `1E+2`, `-9223372036854775809`, `18446744073709551616`, `0.0`} {
+		for _, method := range []string{"echo", "missing"} {
+			line := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{}}`
+			out, _ := serve(t, []byte(line))
+			if len(out) != 1 {
+				t.Fatalf("%s: %d answers: %q", line, len(out), out)
+			}
+			m := checkOutputLine(t, out[0])
+			if string(m.ID) != id {
+				t.Errorf("%s: answered with id %s, want %s: %s", line, m.ID, id, out[0])
+			}
+			if (method == "echo") != (m.Error == nil) {
+				t.Errorf("%s: %s", line, out[0])
+			}
+		}
+	}
+	for _, id := range []string{`"\u0000#5"`, `"\u0000#}"`, `"\u0000\u0023"`} {
+		out, ran := serve(t, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"echo"}`))
+		if ran != 0 || len(out) != 1 || !strings.Contains(out[0], `"id":null`) || !strings.Contains(out[0], "-32600") {
+			t.Errorf("string id %s: ran %d, answered %q; want a -32600 with id null", id, ran, out)
+		}
+	}
+	// A string id that merely holds a NUL is an ordinary id.
+	if out, _ := serve(t, []byte(`{"jsonrpc":"2.0","id":"\u0000","method":"echo"}`)); len(out) != 1 || string(checkOutputLine(t, out[0]).ID) != `"\u0000"` {
+		t.Errorf("string id \\u0000: %q", out)
+	}
+}

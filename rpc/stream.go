@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,7 +90,7 @@ func (s *lineStream) WriteObject(obj any) error {
 	if err != nil {
 		return err
 	}
-	return s.writeLine(append(data, '\n'))
+	return s.writeLine(append(restoreNumberID(data), '\n'))
 }
 
 // writeLine writes one or more whole lines, each ending in '\n', with one
@@ -267,8 +268,17 @@ func (s *lineStream) prepare(line []byte) ([]byte, bool) {
 	if !hasMethod && (hasResult || hasError || (idOK && s.isPending(id))) {
 		return s.reply(p, id, idOK, hasResult, hasError)
 	}
+	// jsonID is the id jsonrpc2 sees; id, the one errors answered here echo.
+	jsonID := id
+	switch {
+	case !idOK && isNumber(p.ID):
+		id, jsonID, idOK = p.ID, numberAlias(p.ID), true
+	case idOK && hasNumberAliasPrefix(id):
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, `invalid request: a string id must not begin with "\u0000#"`, "")
+		return nil, false
+	}
 	if !idOK {
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or an integer from 0 to 2^63-1", "")
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or a number", "")
 		return nil, false
 	}
 	if p.JSONRPC == nil || *p.JSONRPC != "2.0" {
@@ -293,8 +303,8 @@ func (s *lineStream) prepare(line []byte) ([]byte, bool) {
 		return nil, false
 	}
 	msg := append([]byte(`{"jsonrpc":"2.0","method":`), p.Method...)
-	if id != nil {
-		msg = append(append(msg, `,"id":`...), id...)
+	if jsonID != nil {
+		msg = append(append(msg, `,"id":`...), jsonID...)
 	}
 	if len(p.Params) > 0 {
 		n := s.paramSeq.Add(1)
@@ -359,6 +369,47 @@ func wireID(raw json.RawMessage) (json.RawMessage, bool) {
 		return raw, true
 	}
 	return nil, false
+}
+
+// A request id that is a number jsonrpc2 cannot carry (negative,
+// fractional, written with an exponent, or past 2^63-1: JSON-RPC allows
+// any number) reaches jsonrpc2 as a string alias, "\u0000#" and the
+// number's text, and WriteObject puts the number back, exactly as sent,
+// in the response. A client's own string id beginning with the alias
+// prefix is refused, so that no response can be mistaken for one.
+const numberAliasPrefix = `"\u0000#`
+
+func isNumber(raw json.RawMessage) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+}
+
+// numberAlias returns the alias of a number id as JSON text. A JSON number
+// holds only -+.eE and digits: nothing to escape.
+func numberAlias(raw json.RawMessage) json.RawMessage {
+	return json.RawMessage(numberAliasPrefix + string(raw) + `"`)
+}
+
+// hasNumberAliasPrefix reports whether a string id, as JSON text, decodes
+// to a string beginning with the alias prefix (however it was escaped).
+func hasNumberAliasPrefix(id json.RawMessage) bool {
+	var str string
+	return len(id) > 0 && id[0] == '"' && json.Unmarshal(id, &str) == nil && strings.HasPrefix(str, "\x00#")
+}
+
+// restoreNumberID turns a response to an aliased id back into a response
+// to the number. jsonrpc2 marshals a response with its id first.
+func restoreNumberID(data []byte) []byte {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"id":`+numberAliasPrefix))
+	if !ok {
+		return data
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	out = append(append(append(out, `{"id":`...), rest[:end]...), rest[end+1:]...)
+	return out
 }
 
 func (s *lineStream) replyError(id json.RawMessage, code int64, msg, errorCode string) {
