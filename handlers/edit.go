@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"unicode/utf8"
 
 	"hostcore/sandbox"
+	"hostcore/store"
 )
 
 // editMaxFile bounds the file an Edit loads.
@@ -59,6 +61,9 @@ func runEdit(ctx context.Context, c *call) *ToolResult {
 
 	updated, n := applyEdit(data, a.OldString, a.NewString)
 	switch {
+	case n == 0 && strings.ContainsRune(a.OldString, utf8.RuneError) && !utf8.Valid(data):
+		return c.editFailed(failEditNotFound, failResult(CodeToolFailed,
+			"old_string was not found in %s: it holds U+FFFD, which Read shows in place of bytes that are not UTF-8; the file holds those bytes, not U+FFFD. Edit around them, or change those lines with Bash.", c.target.Display))
 	case n == 0:
 		return c.editFailed(failEditNotFound, failResult(CodeToolFailed,
 			"old_string was not found in %s (0 occurrences). The file may have changed: Read it again and retry with text copied exactly from the current content.", c.target.Display))
@@ -67,50 +72,101 @@ func runEdit(ctx context.Context, c *call) *ToolResult {
 			"old_string occurs %d times in %s; it must occur exactly once. Read the file again and include more surrounding lines to make it unique.", n, c.target.Display))
 	}
 	var snap *before
+	var sn *store.Snapshot
 	if c.target.Root == sandbox.RootWorkspace {
-		snap = &before{existed: true, data: data, reversible: true}
+		snap = beforeOf(data)
+		if sn, err = c.s.saveSnapshot(ctx, c, snap, updated); err != nil {
+			return c.setPath(failResult(CodeToolFailed, "cannot save the review snapshot of %s, so the edit could not be undone; it was not made: %v", c.target.Display, err))
+		}
 	}
 	if _, err := sandbox.WriteAtomic(c.target, updated); err != nil {
+		if sn != nil {
+			c.s.dropSnapshot(ctx, sn)
+		}
 		return c.setPath(writeError(c, err))
 	}
 	r := okResult(fmt.Sprintf("Edited %s: replaced 1 occurrence (%d bytes → %d bytes)", c.target.Display, len(data), len(updated)))
 	r.Details = map[string]any{"replacements": 1, "bytes": len(updated)}
-	if snap != nil {
-		review, err := c.s.recordReview(ctx, c, snap, updated, "edit")
-		if err != nil {
-			c.s.log.Warn("review snapshot not recorded", "path", c.target.Display, "err", err)
-		}
-		r.Review = review
+	if sn != nil {
+		r.Review = reviewOf(sn, snap, updated, "edit")
 	}
 	return c.setPath(r)
 }
 
 // applyEdit replaces the single occurrence of old with new and returns the
-// new content and the number of occurrences found. A file whose lines all
-// end in CRLF is matched with LF endings (models send "\n") and written back
-// with CRLF; a UTF-8 BOM is kept in front.
+// new content and the number of occurrences found. It matches the text as
+// Read shows it: without a UTF-8 BOM (kept in front), and with every line's
+// "\r\n" ending seen as "\n", whatever the other lines end with; old and
+// new are read the same way (models send "\n"). new is written with the
+// line ending of the line the match starts on, so a CRLF file stays CRLF
+// and an LF file LF. Occurrences are counted as the model sees them: two
+// that overlap ("}\n}\n" in "}\n}\n}\n") are two, and the edit fails
+// rather than guess.
 func applyEdit(data []byte, old, new string) ([]byte, int) {
 	bom := bytes.HasPrefix(data, utf8BOM)
-	text := string(bytes.TrimPrefix(data, utf8BOM))
-	crlf := strings.Contains(text, "\r\n") && strings.Count(text, "\r\n") == strings.Count(text, "\n")
-	if crlf {
-		text = strings.ReplaceAll(text, "\r\n", "\n")
-		old = strings.ReplaceAll(old, "\r\n", "\n")
-		new = strings.ReplaceAll(new, "\r\n", "\n")
+	body := string(bytes.TrimPrefix(data, utf8BOM))
+	view := body
+	hasCRLF := strings.Contains(body, "\r\n")
+	if hasCRLF {
+		view = strings.ReplaceAll(body, "\r\n", "\n")
 	}
-	n := strings.Count(text, old)
+	old = strings.ReplaceAll(old, "\r\n", "\n")
+	new = strings.ReplaceAll(new, "\r\n", "\n")
+	i, n := findOnce(view, old)
 	if n != 1 {
 		return nil, n
 	}
-	text = strings.Replace(text, old, new, 1)
-	if crlf {
-		text = strings.ReplaceAll(text, "\n", "\r\n")
+	start, end := i, i+len(old)
+	if hasCRLF {
+		start, end = bodyOffset(body, start), bodyOffset(body, end)
+		if crlfAt(body, start) {
+			new = strings.ReplaceAll(new, "\n", "\r\n")
+		}
 	}
-	var out []byte
+	out := make([]byte, 0, len(data)-len(old)+len(new)+len(utf8BOM))
 	if bom {
 		out = append(out, utf8BOM...)
 	}
-	return append(out, text...), 1
+	out = append(out, body[:start]...)
+	out = append(out, new...)
+	return append(out, body[end:]...), 1
+}
+
+// findOnce returns where old occurs in text and how many times: the
+// non-overlapping count, or 2 when the one occurrence overlaps another.
+func findOnce(text, old string) (int, int) {
+	n := strings.Count(text, old)
+	i := strings.Index(text, old)
+	if n == 1 && strings.Contains(text[i+1:], old) {
+		n = 2
+	}
+	return i, n
+}
+
+// bodyOffset maps an offset in the view of body (each "\r\n" read as
+// "\n") back to body: a view '\n' that was a CRLF starts at its '\r'.
+func bodyOffset(body string, k int) int {
+	v := 0
+	for b := 0; b < len(body); b++ {
+		if v == k {
+			return b
+		}
+		if body[b] == '\r' && b+1 < len(body) && body[b+1] == '\n' {
+			continue // the '\r' of a CRLF is not in the view
+		}
+		v++
+	}
+	return len(body)
+}
+
+// crlfAt says whether the line holding offset i ends in "\r\n"; the last
+// line, which has no ending, goes by the line before it.
+func crlfAt(body string, i int) bool {
+	if j := strings.IndexByte(body[i:], '\n'); j >= 0 {
+		return j > 0 && body[i+j-1] == '\r'
+	}
+	j := strings.LastIndexByte(body[:i], '\n')
+	return j > 0 && body[j-1] == '\r'
 }
 
 // editFailed counts a failed Edit of this path within the prompt; the

@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
 
@@ -51,6 +53,12 @@ type DiffHunk struct {
 	Lines    []string `json:"lines"`
 }
 
+// reviewSessionBudget bounds the previous content one session's snapshots
+// keep on disk: past it, a mutation still runs, but its review is not
+// reversible (a model editing a 16 MiB file in a loop would otherwise fill
+// the user's disk with copies of it).
+const reviewSessionBudget = 1 << 30
+
 // before is a file's state captured before a workspace mutation.
 type before struct {
 	existed    bool
@@ -76,36 +84,77 @@ func (s *Server) captureBefore(ctx context.Context, c *call) (*before, error) {
 	return &before{existed: true, data: data, reversible: true}, nil
 }
 
+// beforeOf is the state of a file whose bytes the tool already read (Edit).
+func beforeOf(data []byte) *before {
+	if len(data) > reviewMaxSnapshot {
+		return &before{existed: true, reversible: false}
+	}
+	return &before{existed: true, data: data, reversible: true}
+}
+
 func sha(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-// recordReview stores the snapshot and builds the review record.
-func (s *Server) recordReview(ctx context.Context, c *call, b *before, after []byte, op string) (*ReviewChange, error) {
-	id := newID("snap_")
-	sn := store.Snapshot{
-		ID: id, SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: c.target.Display, AbsPath: c.target.Abs,
+// saveSnapshot makes the snapshot of a workspace mutation durable before
+// the mutation runs (design section 4c: the previous file is captured
+// before execution): the previous bytes are written and fsynced, then the
+// row is committed. An error means the mutation must not run: it could
+// not be undone. A crash after this and before the mutation leaves a row
+// whose after-hash matches nothing, which no client was told of.
+func (s *Server) saveSnapshot(ctx context.Context, c *call, b *before, after []byte) (*store.Snapshot, error) {
+	ctx = context.WithoutCancel(ctx)
+	sn := &store.Snapshot{
+		ID: newID("snap_"), SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: c.target.Display, AbsPath: c.target.Abs,
 		Existed: b.existed, AfterHash: sha(after), Reversible: b.reversible, State: "active", CreatedAt: store.Now(),
+	}
+	if b.existed && b.reversible {
+		used, err := s.store.SnapshotBytes(ctx, c.sess.ID)
+		if err != nil {
+			return nil, err
+		}
+		if used+int64(len(b.data)) > reviewSessionBudget {
+			b.reversible, b.data, sn.Reversible = false, nil, false
+		}
 	}
 	if b.existed && b.reversible {
 		dir := s.snapshotDir(c.sess.ID)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
-		sn.BeforeFile = filepath.Join(dir, id+".before")
+		sn.BeforeFile = filepath.Join(dir, sn.ID+".before")
+		sn.BeforeSize = int64(len(b.data))
 		if err := writeFileSync(sn.BeforeFile, b.data); err != nil {
+			os.Remove(sn.BeforeFile)
 			return nil, err
 		}
 	}
-	// The snapshot row is written with the tool's audit-bound context so a
-	// cancelled call still leaves a consistent record.
-	if err := s.store.InsertSnapshot(context.WithoutCancel(ctx), sn); err != nil {
+	if err := s.store.InsertSnapshot(ctx, *sn); err != nil {
+		if sn.BeforeFile != "" {
+			os.Remove(sn.BeforeFile)
+		}
 		return nil, err
 	}
+	return sn, nil
+}
+
+// dropSnapshot removes the snapshot of a mutation that did not happen.
+func (s *Server) dropSnapshot(ctx context.Context, sn *store.Snapshot) {
+	if err := s.store.DeleteSnapshot(context.WithoutCancel(ctx), sn.ID); err != nil {
+		s.log.Warn("snapshot of a failed mutation not removed", "snapshot", sn.ID, "err", err)
+		return
+	}
+	if sn.BeforeFile != "" {
+		os.Remove(sn.BeforeFile)
+	}
+}
+
+// reviewOf builds the review record of a mutation that ran.
+func reviewOf(sn *store.Snapshot, b *before, after []byte, op string) *ReviewChange {
 	rc := &ReviewChange{
-		Version: 1, SnapshotID: id, MessageID: c.p.MessageID, Path: c.target.Display, Operation: op,
-		Status: "modified", State: "active", Reversible: b.reversible, Hunks: []DiffHunk{},
+		Version: 1, SnapshotID: sn.ID, MessageID: sn.MessageID, Path: sn.Path, Operation: op,
+		Status: "modified", State: "active", Reversible: sn.Reversible, Hunks: []DiffHunk{},
 	}
 	if !b.existed {
 		rc.Status = "added"
@@ -118,9 +167,9 @@ func (s *Server) recordReview(ctx context.Context, c *call, b *before, after []b
 	case len(b.data) > reviewMaxDiff || len(after) > reviewMaxDiff:
 		rc.Truncated = true
 	default:
-		rc.Hunks, rc.Additions, rc.Deletions, rc.Truncated = diffHunks(string(b.data), string(after))
+		rc.Hunks, rc.Additions, rc.Deletions, rc.Truncated = diffHunks(string(bytes.TrimPrefix(b.data, utf8BOM)), string(bytes.TrimPrefix(after, utf8BOM)))
 	}
-	return rc, nil
+	return rc
 }
 
 func isBinary(b []byte) bool {
@@ -169,11 +218,27 @@ func diffHunks(old, new string) ([]DiffHunk, int, int, bool) {
 	return hunks, adds, dels, truncated
 }
 
+// trimNL drops a line's ending, "\n" or "\r\n", as Read does.
 func trimNL(s string) string {
 	if n := len(s); n > 0 && s[n-1] == '\n' {
-		return s[:n-1]
+		return strings.TrimSuffix(s[:n-1], "\r")
 	}
 	return s
+}
+
+// hashIs says whether the target's content has the given sha256 (hex),
+// reading it in pieces: a file of any size can be checked.
+func hashIs(target sandbox.Resolved, want string) (bool, error) {
+	f, _, err := sandbox.OpenRegular(target)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false, sandbox.ReadErr(err)
+	}
+	return hex.EncodeToString(h.Sum(nil)) == want, nil
 }
 
 func writeFileSync(path string, data []byte) error {
@@ -231,13 +296,19 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 	if sess.WorkspaceRoot == "" {
 		return nil, appError(CodeNoWorkspace, "session has no workspace")
 	}
+	// The path must still name the file the call changed: a directory on
+	// it replaced by a link, or the file by one, would make the restore
+	// land on another file, which may well hold the same bytes.
 	roots := sandbox.Roots{Workspace: sess.WorkspaceRoot}
 	target, err := roots.Resolve(sn.Path)
-	if err != nil || target.Root != sandbox.RootWorkspace {
-		return nil, appError(CodeConflict, "%s no longer resolves inside the workspace; nothing was changed", sn.Path)
+	if err != nil || target.Root != sandbox.RootWorkspace || target.Abs != sn.AbsPath {
+		return nil, appError(CodeConflict, "%s no longer names the file the tool call changed (a link or a moved directory is on its path); nothing was changed", sn.Path)
 	}
-	cur, _, err := sandbox.ReadFileLimit(target, reviewMaxSnapshot+1)
-	if err != nil || sha(cur) != sn.AfterHash {
+	// Another session's Write or Edit of the same file takes the same lock:
+	// the check and the restore below are one step to it.
+	unlock := s.lockPath(target.Abs)
+	defer unlock()
+	if same, err := hashIs(target, sn.AfterHash); err != nil || !same {
 		return nil, appError(CodeConflict, "%s changed after the tool call; it was left untouched", sn.Path)
 	}
 	if !sn.Existed {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"hostcore/sandbox"
+	"hostcore/store"
 )
 
 var writeDescription = "Create or overwrite a file in the workspace (or an absolute path in the session scratch directory) with the given content. " +
@@ -31,8 +32,17 @@ func runWrite(ctx context.Context, c *call) *ToolResult {
 	case err != nil:
 		return c.setPath(failResult(CodeToolFailed, "cannot snapshot %s before writing: %v", c.target.Display, err))
 	}
+	var sn *store.Snapshot
+	if snap != nil {
+		if sn, err = c.s.saveSnapshot(ctx, c, snap, []byte(a.Content)); err != nil {
+			return c.setPath(failResult(CodeToolFailed, "cannot save the review snapshot of %s, so the write could not be undone; it was not written: %v", c.target.Display, err))
+		}
+	}
 	created, err := sandbox.WriteAtomic(c.target, []byte(a.Content))
 	if err != nil {
+		if sn != nil {
+			c.s.dropSnapshot(ctx, sn)
+		}
 		return c.setPath(writeError(c, err))
 	}
 	verb := "Updated"
@@ -41,12 +51,8 @@ func runWrite(ctx context.Context, c *call) *ToolResult {
 	}
 	r := okResult(fmt.Sprintf("%s %s (%d bytes)", verb, c.target.Display, len(a.Content)))
 	r.Details = map[string]any{"bytes": len(a.Content), "created": created}
-	if snap != nil {
-		review, err := c.s.recordReview(ctx, c, snap, []byte(a.Content), "write")
-		if err != nil {
-			c.s.log.Warn("review snapshot not recorded", "path", c.target.Display, "err", err)
-		}
-		r.Review = review
+	if sn != nil {
+		r.Review = reviewOf(sn, snap, []byte(a.Content), "write")
 	}
 	return c.setPath(r)
 }

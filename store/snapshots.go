@@ -18,6 +18,7 @@ type Snapshot struct {
 	AbsPath    string
 	BeforeFile string // "" when the file did not exist before
 	Existed    bool
+	BeforeSize int64  // bytes in BeforeFile
 	AfterHash  string // sha256 hex of the content the tool left
 	Reversible bool
 	State      string // active | rolledBack
@@ -27,11 +28,31 @@ type Snapshot struct {
 // InsertSnapshot records a snapshot.
 func (s *Store) InsertSnapshot(ctx context.Context, sn Snapshot) error {
 	return s.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `INSERT INTO snapshots (id, session_id, message_id, path, abs_path, before_file, existed, after_hash, reversible, state, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
-			Args: []any{sn.ID, sn.SessionID, sn.MessageID, sn.Path, sn.AbsPath, nullable(sn.BeforeFile), sn.Existed, sn.AfterHash, sn.Reversible, sn.State, sn.CreatedAt},
+		return sqlitex.Execute(conn, `INSERT INTO snapshots (id, session_id, message_id, path, abs_path, before_file, existed, before_size, after_hash, reversible, state, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
+			Args: []any{sn.ID, sn.SessionID, sn.MessageID, sn.Path, sn.AbsPath, nullable(sn.BeforeFile), sn.Existed, sn.BeforeSize, sn.AfterHash, sn.Reversible, sn.State, sn.CreatedAt},
 		})
 	})
+}
+
+// DeleteSnapshot removes a snapshot's row (its mutation did not happen).
+func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
+	return s.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `DELETE FROM snapshots WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{id}})
+	})
+}
+
+// SnapshotBytes returns the bytes of previous content a session's
+// snapshots keep.
+func (s *Store) SnapshotBytes(ctx context.Context, sessionID string) (int64, error) {
+	var n int64
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT COALESCE(SUM(before_size), 0) FROM snapshots WHERE session_id = ?`, &sqlitex.ExecOptions{
+			Args:       []any{sessionID},
+			ResultFunc: func(st *sqlite.Stmt) error { n = st.ColumnInt64(0); return nil },
+		})
+	})
+	return n, err
 }
 
 // GetSnapshot reads a snapshot of a session; ErrNotFound if none.
@@ -39,13 +60,13 @@ func (s *Store) GetSnapshot(ctx context.Context, sessionID, id string) (Snapshot
 	var sn Snapshot
 	found := false
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT id, session_id, message_id, path, abs_path, COALESCE(before_file, ''), existed, after_hash, reversible, state, created_at
+		return sqlitex.Execute(conn, `SELECT id, session_id, message_id, path, abs_path, COALESCE(before_file, ''), existed, after_hash, reversible, state, created_at, before_size
 			FROM snapshots WHERE id = ? AND session_id = ?`, &sqlitex.ExecOptions{
 			Args: []any{id, sessionID},
 			ResultFunc: func(st *sqlite.Stmt) error {
 				sn = Snapshot{ID: st.ColumnText(0), SessionID: st.ColumnText(1), MessageID: st.ColumnText(2), Path: st.ColumnText(3),
 					AbsPath: st.ColumnText(4), BeforeFile: st.ColumnText(5), Existed: st.ColumnBool(6), AfterHash: st.ColumnText(7),
-					Reversible: st.ColumnBool(8), State: st.ColumnText(9), CreatedAt: st.ColumnText(10)}
+					Reversible: st.ColumnBool(8), State: st.ColumnText(9), CreatedAt: st.ColumnText(10), BeforeSize: st.ColumnInt64(11)}
 				found = true
 				return nil
 			},

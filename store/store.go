@@ -116,6 +116,9 @@ var migrations = []string{
 		state TEXT NOT NULL DEFAULT 'pending',
 		created_at TEXT NOT NULL
 	);`,
+	// v3: the size of each snapshot's previous content, for the
+	// per-session bound on what is kept.
+	`ALTER TABLE snapshots ADD COLUMN before_size INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // Open opens (creating if needed) the database under dataDir and migrates it.
