@@ -329,9 +329,18 @@ func paramOf(m map[string]json.RawMessage, name string) json.RawMessage {
 
 func (h *host) next(t *testing.T, want string) string {
 	t.Helper()
-	var w map[string]json.RawMessage
-	json.Unmarshal([]byte(want), &w)
-	key := func(line string) bool {
+	return h.nextOf(t, want)
+}
+
+// nextOf is next for the first line that matches any of wants.
+func (h *host) nextOf(t *testing.T, wants ...string) string {
+	t.Helper()
+	want := strings.Join(wants, " or ")
+	ws := make([]map[string]json.RawMessage, len(wants))
+	for i, w := range wants {
+		json.Unmarshal([]byte(w), &ws[i])
+	}
+	matches := func(w map[string]json.RawMessage, line string) bool {
 		var g map[string]json.RawMessage
 		if json.Unmarshal([]byte(line), &g) != nil {
 			return false
@@ -347,6 +356,14 @@ func (h *host) next(t *testing.T, want string) string {
 		}
 		_, gIsReq := g["method"]
 		return !gIsReq && bytes.Equal(g["id"], w["id"])
+	}
+	key := func(line string) bool {
+		for _, w := range ws {
+			if matches(w, line) {
+				return true
+			}
+		}
+		return false
 	}
 	for i, l := range h.held {
 		if key(l) {

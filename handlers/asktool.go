@@ -30,6 +30,23 @@ type askQuestion struct {
 // so it can take the questions down. An error reply or a client that has
 // gone (stdin closed) also resolves as skipped, without ask.cancelled:
 // that client is not waiting for it.
+// askPrecheck refuses questions that share an id before the call's id is
+// reserved.
+func askPrecheck(ctx context.Context, c *call) *ToolResult {
+	var a struct {
+		Questions []askQuestion `json:"questions"`
+	}
+	json.Unmarshal(c.args, &a)
+	seen := map[string]bool{}
+	for _, q := range a.Questions {
+		if seen[q.ID] {
+			return failResult(CodeInvalidArgument, "invalid arguments: args.questions: id %q is used twice", q.ID)
+		}
+		seen[q.ID] = true
+	}
+	return nil
+}
+
 func runAsk(ctx context.Context, c *call) *ToolResult {
 	var a struct {
 		Questions json.RawMessage `json:"questions"`
@@ -37,13 +54,6 @@ func runAsk(ctx context.Context, c *call) *ToolResult {
 	json.Unmarshal(c.args, &a)
 	var qs []askQuestion
 	json.Unmarshal(a.Questions, &qs)
-	seen := map[string]bool{}
-	for _, q := range qs {
-		if seen[q.ID] {
-			return failResult(CodeInvalidArgument, "invalid arguments: args.questions: id %q is used twice", q.ID)
-		}
-		seen[q.ID] = true
-	}
 	params := map[string]any{"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "questions": a.Questions}
 	var reply struct {
 		Answers map[string]json.RawMessage `json:"answers"`

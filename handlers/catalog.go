@@ -31,6 +31,10 @@ func (s *Server) visibleTools(sess store.Session, delegate string) ([]ToolInfo, 
 		if !s.toolVisible(t, sess) || (rights != nil && !rights[t.Name]) {
 			continue
 		}
+		// checkDelegate refuses a delegate's Bash outside agent mode.
+		if delegate != "" && sess.Mode != perms.OpAgent && t.Class == perms.ClassExec {
+			continue
+		}
 		// A delegate cannot call ToolSearch, so nothing is deferred for it.
 		d := sess.Mode == perms.OpAgent && t.Deferred && delegate == ""
 		out = append(out, ToolInfo{Name: t.Name, Description: t.Description, Risk: t.Risk, InputSchema: t.schemaJSON, Deferred: d})

@@ -29,17 +29,17 @@ func controlDefs() []*toolDef {
 	return []*toolDef{
 		{Name: "new_context", Class: perms.ClassControl, Risk: perms.RiskLow, Description: newContextDescription, run: runNewContext},
 		{Name: "EnterPlanMode", Class: perms.ClassControl, Risk: perms.RiskLow, Description: enterPlanDescription,
-			Modes: agentOnly, run: runEnterMode(perms.OpPlan)},
+			Modes: agentOnly, NeedsWorkspace: true, precheck: enterPrecheck, run: runEnterMode(perms.OpPlan)},
 		{Name: "EnterGoalMode", Class: perms.ClassControl, Risk: perms.RiskLow, Description: enterGoalDescription,
-			Modes: agentOnly, run: runEnterMode(perms.OpGoal)},
+			Modes: agentOnly, NeedsWorkspace: true, precheck: enterPrecheck, run: runEnterMode(perms.OpGoal)},
 		{Name: "SubmitPlan", Class: perms.ClassControl, Risk: perms.RiskLow, Description: submitPlanDescription,
-			Modes: []string{perms.OpPlan}, NeedsWorkspace: true, run: runSubmit(perms.OpPlan)},
+			Modes: []string{perms.OpPlan}, NeedsWorkspace: true, precheck: submitPrecheck(perms.OpPlan), run: runSubmit(perms.OpPlan)},
 		{Name: "SubmitGoal", Class: perms.ClassControl, Risk: perms.RiskLow, Description: submitGoalDescription,
-			Modes: []string{perms.OpGoal}, NeedsWorkspace: true, run: runSubmit(perms.OpGoal)},
+			Modes: []string{perms.OpGoal}, NeedsWorkspace: true, precheck: submitPrecheck(perms.OpGoal), run: runSubmit(perms.OpGoal)},
 		{Name: "ToolSearch", Class: perms.ClassControl, Risk: perms.RiskLow, Description: toolSearchDescription, run: runToolSearch},
 		{Name: "Task", Class: perms.ClassControl, Risk: perms.RiskLow, Description: taskDescription,
-			Modes: agentOnly, run: runTask},
-		{Name: "asktool", Class: perms.ClassControl, Risk: perms.RiskLow, Description: askDescription, run: runAsk},
+			Modes: agentOnly, precheck: taskPrecheck, run: runTask},
+		{Name: "asktool", Class: perms.ClassControl, Risk: perms.RiskLow, Description: askDescription, precheck: askPrecheck, run: runAsk},
 		{Name: "BrowserPreview", Class: perms.ClassRead, Risk: perms.RiskLow, Description: browserPreviewDescription,
 			Deferred: true, NeedsWorkspace: true, run: runBrowserPreview},
 	}
@@ -83,7 +83,20 @@ func runEnterMode(to string) func(ctx context.Context, c *call) *ToolResult {
 		if n := c.othersRunning(); n > 0 {
 			return failResult(CodeNotAlone, "%s must run alone: %d other tool call(s) of this session are still running", c.tool.Name, n)
 		}
-		switch err := c.s.store.SwapMode(context.WithoutCancel(ctx), c.sess.ID, perms.OpAgent, to); {
+		// Calls on later lines that Plan and Goal refuse and that are past
+		// their mode check finish first; the others are checked after.
+		// A delegate's Bash can take minutes: the wait ends with a cancel.
+		locked := make(chan struct{})
+		go func() { c.rt.modeGate.Lock(); close(locked) }()
+		select {
+		case <-locked:
+		case <-ctx.Done():
+			go func() { <-locked; c.rt.modeGate.Unlock() }()
+			return failResult(CodeToolAborted, "%s was cancelled while later calls finished; the mode was not changed", c.tool.Name)
+		}
+		err := c.s.store.SwapMode(context.WithoutCancel(ctx), c.sess.ID, perms.OpAgent, to)
+		c.rt.modeGate.Unlock()
+		switch {
 		case errors.Is(err, store.ErrStale):
 			return failResult(CodeWrongMode, "%s is only available in agent mode; the session is no longer in agent mode", c.tool.Name)
 		case err != nil:
@@ -98,6 +111,35 @@ func runEnterMode(to string) func(ctx context.Context, c *call) *ToolResult {
 		r.Details = map[string]any{"mode": to, "previousMode": perms.OpAgent}
 		return r
 	}
+}
+
+// The prechecks below refuse a control call before its id is reserved, so
+// the same call can be sent again once what stopped it has changed (an ask
+// answered, a plan approved). The bodies check again where a race could
+// change the answer.
+
+func enterPrecheck(ctx context.Context, c *call) *ToolResult {
+	if n := c.othersRunning(); n > 0 {
+		return failResult(CodeNotAlone, "%s must run alone: %d other tool call(s) of this session are still running", c.tool.Name, n)
+	}
+	return nil
+}
+
+func submitPrecheck(kind string) func(ctx context.Context, c *call) *ToolResult {
+	return func(ctx context.Context, c *call) *ToolResult {
+		return submitModeCheck(ctx, c, kind)
+	}
+}
+
+// submitModeCheck reads the mode again: an approval resolved since the call
+// arrived may have ended the contract mode.
+func submitModeCheck(ctx context.Context, c *call, kind string) *ToolResult {
+	if cur, err := c.s.store.GetSession(ctx, c.sess.ID); err != nil {
+		return failResult(CodeToolFailed, "cannot read the session: %v", err)
+	} else if cur.Mode != kind {
+		return failResult(CodeWrongMode, "%s is only available in %s mode; the session is in %s mode", c.tool.Name, kind, cur.Mode)
+	}
+	return nil
 }
 
 // othersRunning counts the session's calls in flight that arrived before
@@ -133,12 +175,8 @@ func runSubmit(kind string) func(ctx context.Context, c *call) *ToolResult {
 		if err := json.Unmarshal(c.args, &a); err != nil {
 			return failResult(CodeInvalidArgument, "invalid arguments: %v", err)
 		}
-		// The envelope read the mode when the call arrived; an approval
-		// resolved since then may have ended the contract mode.
-		if cur, err := c.s.store.GetSession(ctx, c.sess.ID); err != nil {
-			return failResult(CodeToolFailed, "cannot read the session: %v", err)
-		} else if cur.Mode != kind {
-			return failResult(CodeWrongMode, "%s is only available in %s mode; the session is in %s mode", c.tool.Name, kind, cur.Mode)
+		if r := submitModeCheck(ctx, c, kind); r != nil {
+			return r
 		}
 		data := []byte(a.Markdown)
 		var res sandbox.Resolved
@@ -348,24 +386,40 @@ func splitCamel(name string) string {
 // the client, which runs the delegate's model loop; the delegate's calls
 // come back through tools.execute with delegate set (design section 10.2).
 func runTask(ctx context.Context, c *call) *ToolResult {
+	d, r := taskSubagent(c)
+	if r != nil {
+		return r
+	}
+	var a struct {
+		Prompt string `json:"prompt"`
+	}
+	json.Unmarshal(c.args, &a)
+	r = okResult(fmt.Sprintf("Delegated to subagent %q with tools %s.", d.Name, strings.Join(d.Tools, ", ")))
+	r.Details = map[string]any{"subagent": d.Name, "prompt": a.Prompt, "tools": d.Tools}
+	return r
+}
+
+func taskPrecheck(ctx context.Context, c *call) *ToolResult {
+	_, r := taskSubagent(c)
+	return r
+}
+
+// taskSubagent finds the definition a Task names, or says why it cannot.
+func taskSubagent(c *call) (Subagent, *ToolResult) {
 	var a struct {
 		Subagent string `json:"subagent"`
-		Prompt   string `json:"prompt"`
 	}
 	json.Unmarshal(c.args, &a)
 	defs := subagentsOf(c.sess)
 	if len(defs) == 0 {
-		return failResult(CodeToolDenied, "Task is not available: this session has no subagent definitions")
+		return Subagent{}, failResult(CodeToolDenied, "Task is not available: this session has no subagent definitions")
 	}
 	names := make([]string, len(defs))
 	for i, d := range defs {
-		names[i] = d.Name
-		if d.Name != a.Subagent {
-			continue
+		if d.Name == a.Subagent {
+			return d, nil
 		}
-		r := okResult(fmt.Sprintf("Delegated to subagent %q with tools %s.", d.Name, strings.Join(d.Tools, ", ")))
-		r.Details = map[string]any{"subagent": d.Name, "prompt": a.Prompt, "tools": d.Tools}
-		return r
+		names[i] = d.Name
 	}
-	return failResult(CodeInvalidArgument, "invalid arguments: args.subagent: unknown subagent %q; this session defines %s", a.Subagent, strings.Join(names, ", "))
+	return Subagent{}, failResult(CodeInvalidArgument, "invalid arguments: args.subagent: unknown subagent %q; this session defines %s", a.Subagent, strings.Join(names, ", "))
 }

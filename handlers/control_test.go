@@ -18,6 +18,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"hostcore/perms"
+	"hostcore/sandbox/process"
 	"hostcore/store"
 )
 
@@ -408,4 +409,90 @@ func TestPluginSafe(t *testing.T) {
 			t.Errorf("pluginSafe(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// routeExec registers a tools.execute as the read loop does (its place in
+// arrival order is taken now) and returns the call to run.
+func routeExec(s *Server, p ExecuteParams) func() *ToolResult {
+	if p.TurnID == "" {
+		p.TurnID = "t1"
+	}
+	raw, _ := json.Marshal(p)
+	f, _ := s.Route("tools.execute", raw)
+	return func() *ToolResult {
+		out, err := f(context.Background())
+		if err != nil {
+			return failResult(CodeToolFailed, "%v", err)
+		}
+		return out.(*ToolResult)
+	}
+}
+
+// EnterPlanMode waits for a later call that Plan refuses and that is
+// already past its mode check (a plugin tool, here in its body): the
+// switch comes after that body, never during it.
+func TestEnterPlanModeWaitsForARefusableCallInItsBody(t *testing.T) {
+	fc := &fakeClient{}
+	s := newTestServer(t, fc)
+	newSession(t, s, "s1", perms.OpAgent, perms.ModeAuto)
+	if _, err := s.pluginsRegister(t.Context(), json.RawMessage(`{"pluginId":"p","grants":["agent.tool.register"],"tools":[{"name":"mut","risk":"low"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	inBody, release := make(chan struct{}), make(chan struct{})
+	fc.call = func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		close(inBody)
+		<-release
+		return json.RawMessage(`{"ok":true,"content":[{"type":"text","text":"done"}]}`), nil
+	}
+	enter := routeExec(s, ExecuteParams{SessionID: "s1", ToolCallID: "enter", ToolName: "EnterPlanMode"})
+	plugin := routeExec(s, ExecuteParams{SessionID: "s1", ToolCallID: "mut", ToolName: "plugin_p_mut"})
+	pluginDone := make(chan *ToolResult, 1)
+	go func() { pluginDone <- plugin() }()
+	<-inBody
+	enterDone := make(chan *ToolResult, 1)
+	go func() { enterDone <- enter() }()
+	select {
+	case r := <-enterDone:
+		t.Fatalf("EnterPlanMode answered while a plugin call was in its body: %+v", r)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if sess, _ := s.store.GetSession(t.Context(), "s1"); sess.Mode != perms.OpAgent {
+		t.Fatalf("the session entered %s while a plugin call ran", sess.Mode)
+	}
+	close(release)
+	if r := <-pluginDone; !r.OK {
+		t.Fatalf("plugin call: %+v", r)
+	}
+	if r := <-enterDone; !r.OK {
+		t.Fatalf("EnterPlanMode: %+v", r)
+	}
+}
+
+// A delegate's Bash whose card is answered after the session entered Plan
+// is judged in Plan: refused, as if it had been sent then.
+func TestDelegateBashRecheckedAfterItsCard(t *testing.T) {
+	fc := &fakeClient{}
+	s := newTestServer(t, fc)
+	ws := newSession(t, s, "s1", perms.OpAgent, perms.ModeAsk)
+	if _, err := s.sessionConfigure(t.Context(), json.RawMessage(`{"sessionId":"s1","subagents":[{"name":"worker","tools":"*"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	fc.call = func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		if method == "permission.request" {
+			// The switch lands while the card is open.
+			if err := s.store.SwapMode(context.Background(), "s1", perms.OpAgent, perms.OpPlan); err != nil {
+				t.Error(err)
+			}
+			return json.RawMessage(`{"decision":"allow-once"}`), nil
+		}
+		return nil, errors.New("unexpected " + method)
+	}
+	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "b", ToolName: "Bash", Delegate: "worker", Args: json.RawMessage(`{"command":"echo ran > ran.txt"}`)})
+	if r.OK || r.ErrorCode != CodeToolDenied {
+		t.Fatalf("delegate Bash approved after the switch to plan: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran.txt")); err == nil {
+		t.Fatal("it ran")
+	}
+	process.LoginPath() // the probe Bash's check started ends before the leak check
 }

@@ -433,10 +433,20 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	}
 	// The session's mode may have changed while the call waited (an
 	// EnterPlanMode that ran meanwhile): the call is judged in the mode it
-	// will run in.
-	if now, err := s.store.GetSession(context.WithoutCancel(ctx), p.SessionID); err == nil && now.Mode != c.sess.Mode {
+	// will run in, and a call that mode would refuse holds the mode still
+	// until its body has ended.
+	if c.modeSensitive() {
+		c.rt.modeGate.RLock()
+		defer c.rt.modeGate.RUnlock()
+	}
+	if now, err := s.store.GetSession(context.WithoutCancel(ctx), p.SessionID); err != nil {
+		return failResult(CodeToolFailed, "reading the session's mode failed (%v); the call was not run", err)
+	} else if now.Mode != c.sess.Mode {
 		c.sess.Mode = now.Mode
 		if r := s.checkMode(c); r != nil {
+			return r
+		}
+		if r := s.checkDelegate(ctx, c); r != nil {
 			return r
 		}
 	}
@@ -468,6 +478,18 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		res = failResult(CodeToolFailed, "%s returned no result", t.Name)
 	}
 	return res
+}
+
+// modeSensitive says whether Plan and Goal refuse the call: Write, Edit,
+// plugin tools, and a delegate's Bash.
+func (c *call) modeSensitive() bool {
+	switch c.tool.Class {
+	case perms.ClassEdit, perms.ClassPlugin:
+		return true
+	case perms.ClassExec:
+		return c.p.Delegate != ""
+	}
+	return false
 }
 
 // readToolTimeout bounds Read, Glob, Grep and BrowserPreview.

@@ -33,6 +33,9 @@ func (s *Server) checkMode(c *call) *ToolResult {
 		}
 		return failResult(CodeToolDenied, "%s is not available in %s mode", t.Name, mode)
 	}
+	if c.p.BatchSize != nil && *c.p.BatchSize < 1 {
+		return failResult(CodeInvalidArgument, "batchSize must be at least 1 (the calls in this call's assistant batch); it is %d", *c.p.BatchSize)
+	}
 	if t.AloneInBatch() && c.p.BatchSize != nil && *c.p.BatchSize != 1 {
 		return failResult(CodeNotAlone, "%s must be the only tool call in its assistant batch (batchSize is %d)", t.Name, *c.p.BatchSize)
 	}

@@ -240,6 +240,12 @@ type runtime struct {
 	failPrompt string
 	deleted    bool
 	shells     shellPins // the shell each recent turn pinned (bash.go)
+	// modeGate makes a switch into Plan or Goal and the calls those modes
+	// refuse one after the other: such a call holds it for reading from
+	// its last mode check to the end of its body, and the switch holds it
+	// for writing. A Write that passed the check cannot land after the
+	// session entered Plan, and one that has not is checked after.
+	modeGate sync.RWMutex
 }
 
 // running is a call registered in its session: from the moment its line

@@ -207,6 +207,11 @@ func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any
 	if err := s.store.UpdateSession(ctx, row); err != nil {
 		return nil, storageError("updating session", err)
 	}
+	// Answered from the row as stored: the operating mode may have changed
+	// since it was read.
+	if row, err = s.loadSession(ctx, p.SessionID); err != nil {
+		return nil, err
+	}
 	out, err := s.wireSession(ctx, row)
 	if err != nil {
 		return nil, err

@@ -48,8 +48,9 @@ func swapMode(conn *sqlite.Conn, id, from, to string) error {
 }
 
 // SettleApproval moves a pending approval to state and, when toMode is not
-// "", the session from fromMode to toMode, all in one transaction: either
-// both change or neither does. ErrStale if the approval is no longer
+// "", the session from fromMode to toMode and every other pending approval
+// of the session to superseded, all in one transaction: either all change
+// or nothing does. ErrStale if the approval is no longer
 // pending or the session is no longer in fromMode.
 func (s *Store) SettleApproval(ctx context.Context, sessionID, id, state, fromMode, toMode string) error {
 	defer s.forgetSession(sessionID)
@@ -65,6 +66,13 @@ func (s *Store) SettleApproval(ctx context.Context, sessionID, id, state, fromMo
 		if toMode == "" {
 			return nil
 		}
-		return swapMode(conn, sessionID, fromMode, toMode)
+		if err := swapMode(conn, sessionID, fromMode, toMode); err != nil {
+			return err
+		}
+		// The round is over: what else was submitted in it is superseded,
+		// and cannot end a later round of the same mode.
+		return sqlitex.Execute(conn, `UPDATE approvals SET state = 'superseded' WHERE session_id = ? AND state = 'pending'`, &sqlitex.ExecOptions{
+			Args: []any{sessionID},
+		})
 	})
 }

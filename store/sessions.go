@@ -100,12 +100,16 @@ func (s *Store) ListSessions(ctx context.Context) ([]Session, error) {
 	return out, err
 }
 
-// UpdateSession stores the mutable fields of a session.
+// UpdateSession stores the fields of a session a client configures: its
+// permission mode and subagents. The operating mode is not one of them: it
+// changes only through SwapMode, and writing back a mode read earlier
+// would undo a switch made since (EnterPlanMode running beside
+// session.configure).
 func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
 	defer s.forgetSession(sess.ID)
 	return s.write(ctx, func(conn *sqlite.Conn) error {
-		if err := sqlitex.Execute(conn, `UPDATE sessions SET permission_mode = ?, mode = ?, subagents = ? WHERE id = ?`, &sqlitex.ExecOptions{
-			Args: []any{sess.PermissionMode, sess.Mode, sess.Subagents, sess.ID},
+		if err := sqlitex.Execute(conn, `UPDATE sessions SET permission_mode = ?, subagents = ? WHERE id = ?`, &sqlitex.ExecOptions{
+			Args: []any{sess.PermissionMode, sess.Subagents, sess.ID},
 		}); err != nil {
 			return err
 		}
