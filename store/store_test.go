@@ -201,3 +201,29 @@ func TestAuditLimit(t *testing.T) {
 		}
 	}
 }
+
+// UpdateSession writes what a client configures, never the operating mode:
+// a row read before a switch and written after it must not undo the
+// switch (session.configure racing EnterPlanMode).
+func TestUpdateSessionKeepsTheOperatingMode(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	if err := s.CreateSession(ctx, Session{ID: "a", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()}); err != nil {
+		t.Fatal(err)
+	}
+	read, _ := s.GetSession(ctx, "a")
+	if err := s.SwapMode(ctx, "a", "agent", "plan"); err != nil {
+		t.Fatal(err)
+	}
+	read.PermissionMode = "auto"
+	if err := s.UpdateSession(ctx, read); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetSession(ctx, "a"); got.Mode != "plan" || got.PermissionMode != "auto" {
+		t.Fatalf("after configure: mode %q, permission mode %q; want plan, auto", got.Mode, got.PermissionMode)
+	}
+}
