@@ -238,6 +238,18 @@ func canonicalDataDir(dir string) (string, error) {
 	return filepath.EvalSymlinks(abs)
 }
 
+// mcpDataDir is the default data dir of "hostcore mcp" for a workspace:
+// base/mcp/<the hash its session id carries>.
+func mcpDataDir(base, workspace string) string {
+	root, err := filepath.Abs(workspace)
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+	}
+	return filepath.Join(base, "mcp", strings.TrimPrefix(handlers.FrontendSessionID("mcp", root), "mcp-"))
+}
+
 // runMCP is "hostcore mcp": one session served over MCP's stdio transport
 // (rpc/mcp). stdout carries MCP only; logs go to stderr.
 func runMCP(args []string) int {
@@ -265,6 +277,13 @@ func runMCP(args []string) int {
 	if !ok {
 		return 2
 	}
+	explicit := os.Getenv("HOSTCORE_DATA_DIR") != ""
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "data-dir" })
+	if !explicit {
+		// One database per workspace: an MCP client starts a server per
+		// project, often several at once, and a database has one hostcore.
+		*dataDir = mcpDataDir(*dataDir, *workspace)
+	}
 	dir, err := canonicalDataDir(*dataDir)
 	if err != nil {
 		log.Error("data dir", "err", err)
@@ -279,6 +298,17 @@ func runMCP(args []string) int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	// As in the native mode: orphans of a reaper its command killed come
+	// to hostcore to be killed, and a client that closed its end of stdout
+	// is noticed while nothing is written.
+	if err := process.BecomeHostSubreaper(); err != nil {
+		log.Warn("cannot become a child subreaper; orphans of a killed reaper go to init", "err", err)
+	}
+	stopWatch := rpc.WatchOutput(os.Stdout, func() {
+		log.Warn("client vanished: stdout reader closed; cancelling all calls")
+		stop()
+	})
+	defer stopWatch()
 
 	front := mcp.New(log)
 	h, err := handlers.New(handlers.Config{DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stop, WarmReaper: *warm}, st, front, log)
@@ -291,7 +321,8 @@ func runMCP(args []string) int {
 		log.Warn("start-up sweep", "err", err)
 	}
 	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version}
-	if err := front.Serve(ctx, h, opts, &sdkmcp.StdioTransport{}); err != nil {
+	in, out := rpc.MessageLines(os.Stdin, os.Stdout, log)
+	if err := front.Serve(ctx, h, opts, &sdkmcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}); err != nil {
 		log.Error("mcp", "err", err)
 		return 1
 	}

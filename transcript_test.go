@@ -282,10 +282,16 @@ type host struct {
 
 func startHost(t *testing.T, bin string, args ...string) *host {
 	t.Helper()
+	return startHostEnv(t, bin, nil, args...)
+}
+
+// startHostEnv is startHost with env added to the environment.
+func startHostEnv(t *testing.T, bin string, env []string, args ...string) *host {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	// A home of its own: Bash runs login shells, and the developer's
 	// profile must neither slow commands down nor change what ~ names.
-	cmd.Env = append(os.Environ(), "HOSTCORE_LOG_LEVEL=debug", "HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "HOSTCORE_LOG_LEVEL=debug", "HOME="+t.TempDir()), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	h := &host{cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &syncWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}

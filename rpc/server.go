@@ -251,17 +251,23 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	return nil
 }
 
-// watchOutput notices that the reader of stdout closed, even while idle,
-// by polling a pipe or socket for POLLERR/POLLHUP.
+// watchOutput notices that the reader of stdout closed, even while idle.
 func (s *Server) watchOutput() (stop func()) {
 	if s.out == nil {
 		return func() {}
 	}
-	fi, err := s.out.Stat()
+	return WatchOutput(s.out, s.markGone)
+}
+
+// WatchOutput calls gone once the reader of out has closed its end, even
+// while nothing is written, by polling a pipe or socket for POLLERR/POLLHUP
+// every 200 ms. Other kinds of file are not watched.
+func WatchOutput(out *os.File, gone func()) (stop func()) {
+	fi, err := out.Stat()
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
 		return func() {}
 	}
-	fd := fileFd(s.out)
+	fd := fileFd(out)
 	if fd < 0 {
 		return func() {}
 	}
@@ -279,12 +285,13 @@ func (s *Server) watchOutput() (stop func()) {
 				return
 			}
 			if n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
-				s.markGone()
+				gone()
 				return
 			}
 		}
 	}()
-	return func() { close(done) }
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
 }
 
 // Call sends a host→client request and waits for its reply. The wait ends

@@ -149,6 +149,10 @@ func (f *Frontend) Serve(ctx context.Context, b Backend, opts Options, t sdk.Tra
 		}, f.toolHandler(b, sessionID, tool.Name))
 	}
 	f.log.Info("mcp session ready", "sessionId", sessionID, "workspace", opts.Workspace, "permissionMode", opts.PermissionMode, "tools", len(tools))
+	// The SDK, told to stop, waits for its running handlers before Run
+	// returns: a signal must cancel them first, or a running Bash would
+	// hold hostcore until it ended by itself.
+	defer context.AfterFunc(ctx, f.close)()
 	err = srv.Run(ctx, t)
 	f.drain(opts.DrainTimeout)
 	if ctx.Err() != nil {
@@ -162,10 +166,7 @@ func (f *Frontend) drain(timeout time.Duration) {
 	if timeout <= 0 {
 		timeout = 2500 * time.Millisecond
 	}
-	f.mu.Lock()
-	f.closed = true
-	f.mu.Unlock()
-	f.abort()
+	f.close()
 	done := make(chan struct{})
 	go func() { f.inflight.Wait(); close(done) }()
 	select {
@@ -173,6 +174,14 @@ func (f *Frontend) drain(timeout time.Duration) {
 	case <-time.After(timeout):
 		f.log.Warn("calls still running at exit")
 	}
+}
+
+// close refuses new calls and cancels the running ones.
+func (f *Frontend) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.abort()
 }
 
 var errClosing = errors.New("hostcore is shutting down")

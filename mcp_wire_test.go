@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// mcpWire is "hostcore mcp" driven line by line, past the SDK client, as a
+// hand-written or broken client would.
+func mcpWire(t *testing.T, extra ...string) (h *host, ws, data string) {
+	t.Helper()
+	bin := buildBinary(t)
+	ws, data = newWorkspace(t)
+	h = startHost(t, bin, append([]string{"mcp", "--workspace", ws, "--data-dir", data, "--permission-mode", "auto"}, extra...)...)
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}`)
+	h.next(t, `{"id":1}`)
+	h.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return h, ws, data
+}
+
+func mcpCall(id int, tool string, args map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+	return string(b)
+}
+
+// A line that is not one well-formed message is answered and skipped, as
+// in the native mode; before, the SDK's reader ended the session (exit 1,
+// running commands killed) on the first one.
+func TestMCPBadLinesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
+	h, ws, _ := mcpWire(t)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
+	for _, c := range []struct{ line, id, code string }{
+		{`not json`, "null", "-32700"},
+		{`{"jsonrpc":"2.0","id":5,"method":"ping"`, "null", "-32700"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", "null", "-32700"},
+		{`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, "null", "-32600"},
+		{`[]`, "null", "-32600"},
+		{`42`, "null", "-32600"},
+		{`{"jsonrpc":"1.0","id":6,"method":"ping"}`, "6", "-32600"},
+		{`{"id":7,"method":"ping"}`, "7", "-32600"},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "null", "-32600"},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, "null", "-32600"},
+		{`{"jsonrpc":"2.0","id":8,"method":"ping"} {"jsonrpc":"2.0","id":9,"method":"ping"}`, "null", "-32700"},
+		{`{"jsonrpc":"2.0","id":10}`, "10", "-32600"},
+		{`{"jsonrpc":"2.0","id":11,"method":7}`, "11", "-32600"},
+	} {
+		h.send(t, c.line)
+		if got := h.next(t, `{"id":`+c.id+`}`); !strings.Contains(got, `"code":`+c.code) {
+			t.Fatalf("%q answered %s, want code %s", c.line, got, c.code)
+		}
+	}
+	h.send(t, `{"jsonrpc":"2.0","id":20,"method":"ping"}`)
+	h.next(t, `{"id":20}`)
+	h.send(t, mcpCall(21, "Read", map[string]any{"path": "a.txt"}))
+	if got := h.next(t, `{"id":21}`); !strings.Contains(got, "alpha") {
+		t.Fatalf("Read after the bad lines: %s", got)
+	}
+}
+
+// No error goes out with code 0: the SDK answers a request sent before
+// initialize with one.
+func TestMCPNoErrorCodeZero(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "mcp", "--workspace", ws, "--data-dir", data)
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if got := h.next(t, `{"id":1}`); !strings.Contains(got, `"error"`) || strings.Contains(got, `"code":0`) {
+		t.Fatalf("tools/list before initialize: %s", got)
+	}
+}
+
+// SIGTERM cancels a running command at once, and hostcore exits 0 with
+// the call audited as aborted; before, the SDK waited for the command to
+// end by itself (up to its 300 s timeout).
+func TestMCPSIGTERMCancelsRunningCalls(t *testing.T) {
+	h, ws, data := mcpWire(t)
+	m := fmt.Sprint(700000 + time.Now().UnixNano()%100000)
+	h.send(t, mcpCall(2, "Bash", map[string]any{"command": "sleep " + m}))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(withMarker("sleep "+m)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	if code := h.wait(t); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("SIGTERM took %v", took)
+	}
+	if left := withMarker("sleep " + m); len(left) > 0 {
+		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
+		t.Fatalf("the command survived: %v", left)
+	}
+	rows := auditOf(t, ws, data)
+	if len(rows) != 1 || rows[0].ErrorCode != "TOOL_ABORTED" {
+		t.Fatalf("audit: %+v", rows)
+	}
+}
+
+// A process that leaves its session with a fresh environment and kills
+// its reaper is caught in MCP mode too: hostcore is the subreaper there as
+// well.
+func TestMCPEscapeeOfAKilledReaperDies(t *testing.T) {
+	h, _, _ := mcpWire(t)
+	m := fmt.Sprint(600000 + time.Now().UnixNano()%100000)
+	h.send(t, mcpCall(2, "Bash", map[string]any{"command": "setsid env -i /bin/sleep " + m + " </dev/null >/dev/null 2>&1 & sleep 0.3; kill -9 $PPID; sleep 1"}))
+	h.next(t, `{"id":2}`)
+	time.Sleep(300 * time.Millisecond)
+	if left := withMarker("sleep " + m); len(left) > 0 {
+		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
+		t.Fatalf("the escapee survived: %v", left)
+	}
+}
+
+// Without --data-dir each workspace gets a database of its own, so two
+// projects' servers run at once; before, the second waited 10 s on the
+// first's lock and exited 1.
+func TestMCPServersOfTwoWorkspacesRunAtOnce(t *testing.T) {
+	bin := buildBinary(t)
+	xdg := t.TempDir()
+	var hosts []*host
+	for i := range 2 {
+		ws, _ := newWorkspace(t)
+		cmd := []string{"mcp", "--workspace", ws}
+		h := startHostEnv(t, bin, []string{"XDG_DATA_HOME=" + xdg, "HOSTCORE_DATA_DIR="}, cmd...)
+		h.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}`)
+		if got := h.next(t, `{"id":1}`); !strings.Contains(got, `"result"`) {
+			t.Fatalf("server %d: %s", i, got)
+		}
+		hosts = append(hosts, h)
+	}
+	if dbs, _ := filepath.Glob(filepath.Join(xdg, "hostcore", "mcp", "*", "hostcore.db")); len(dbs) != 2 {
+		t.Fatalf("databases: %v", dbs)
+	}
+}

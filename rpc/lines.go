@@ -1,0 +1,165 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// MessageLines gives a JSON-RPC library that reads a stream of JSON values
+// (the MCP SDK's stdio transport, which ends the whole session on the first
+// value it cannot decode) the framing of hostcore's own loop. The reader
+// passes on only lines that are one well-formed JSON-RPC message; every
+// other line is answered on w as lineStream answers it (-32700 for a line
+// that is not UTF-8 JSON; -32600 for a batch, a non-object, a "jsonrpc"
+// other than "2.0", an id that is neither a string nor an integer, a line
+// over MaxLine, a message that is neither a request nor a reply) and
+// skipped. A malformed reply is dropped, never answered. The writer is
+// where the library writes: each Write is one whole line, and lines never
+// interleave with the answers written here.
+func MessageLines(r io.Reader, w io.Writer, log *slog.Logger) (io.ReadCloser, io.WriteCloser) {
+	s := newLineStream(r, w, log)
+	return &checkedLines{s: s}, lineWriter{s}
+}
+
+type checkedLines struct {
+	s    *lineStream
+	next []byte // the rest of the line being handed out
+}
+
+func (c *checkedLines) Read(p []byte) (int, error) {
+	for len(c.next) == 0 {
+		line, err := c.s.nextLine()
+		if err == errLineTooLong {
+			c.s.replyError(nil, jsonrpc2.CodeInvalidRequest, "line exceeds 16 MiB", "INVALID_ARGUMENT")
+			continue
+		}
+		if err != nil {
+			return 0, io.EOF
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 && c.s.wellFormed(line) {
+			c.next = append(line, '\n')
+		}
+	}
+	n := copy(p, c.next)
+	c.next = c.next[n:]
+	return n, nil
+}
+
+func (c *checkedLines) Close() error { return nil }
+
+// wellFormed says whether line is one JSON-RPC message a library can take,
+// answering it (or, for a reply, logging it) when it is not.
+func (s *lineStream) wellFormed(line []byte) bool {
+	if !utf8.Valid(line) {
+		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid UTF-8", "")
+		return false
+	}
+	if !json.Valid(line) {
+		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid JSON", "")
+		return false
+	}
+	switch line[0] {
+	case '[':
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "batch requests are not supported: send one message per line", "")
+		return false
+	case '{':
+	default:
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: a message must be a JSON object", "")
+		return false
+	}
+	p, err := readProbe(line)
+	if err != nil {
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: "+err.Error(), "")
+		return false
+	}
+	hasMethod := len(p.Method) > 0 && string(p.Method) != "null"
+	hasResult := len(p.Result) > 0
+	hasError := len(p.Error) > 0 && string(p.Error) != "null"
+	idOK := integerOrStringID(p.ID)
+	if !hasMethod && (hasResult || hasError) {
+		if !idOK || p.JSONRPC == nil || *p.JSONRPC != "2.0" || hasResult == hasError || (hasError && p.Error[0] != '{') {
+			s.log.Warn("malformed reply from the client dropped", "line", string(line[:min(len(line), 200)]))
+			return false
+		}
+		return true
+	}
+	var id json.RawMessage
+	if idOK && len(p.ID) > 0 && string(p.ID) != "null" {
+		id = p.ID
+	}
+	var method string
+	switch {
+	case !idOK:
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or an integer", "")
+	case p.JSONRPC == nil || *p.JSONRPC != "2.0":
+		s.replyError(id, jsonrpc2.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, "")
+	case !hasMethod:
+		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: missing method", "")
+	case hasResult || hasError:
+		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: both method and result/error", "")
+	case json.Unmarshal(p.Method, &method) != nil || method == "":
+		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: method must be a non-empty string", "")
+	case string(p.ID) == "null":
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must not be null", "")
+	case len(p.Params) > 0 && p.Params[0] != '{' && p.Params[0] != '[':
+		s.replyError(id, jsonrpc2.CodeInvalidParams, "invalid params: params must be an object or an array", "INVALID_ARGUMENT")
+	default:
+		return true
+	}
+	return false
+}
+
+// integerOrStringID says whether raw is absent, null, a UTF-8 string or an
+// integer that fits in 64 bits: the ids MCP allows.
+func integerOrStringID(raw json.RawMessage) bool {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return true
+	case raw[0] == '"':
+		return utf8.Valid(raw)
+	}
+	_, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil
+}
+
+// lineWriter writes a library's lines through the stream's lock. An error
+// answer with code 0 (the MCP SDK sends one for a request before
+// initialize) goes out as -32600: no error reaches the client with code 0.
+type lineWriter struct{ s *lineStream }
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	line := p
+	if bytes.Contains(p, []byte(`"code":0`)) {
+		line = fixCodeZero(p)
+	}
+	if err := w.s.writeLine(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w lineWriter) Close() error { return nil }
+
+func fixCodeZero(line []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil || len(m["error"]) == 0 {
+		return line
+	}
+	var e map[string]json.RawMessage
+	if json.Unmarshal(m["error"], &e) != nil || string(e["code"]) != "0" {
+		return line
+	}
+	e["code"] = json.RawMessage(strconv.Itoa(jsonrpc2.CodeInvalidRequest))
+	m["error"], _ = json.Marshal(e)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return line
+	}
+	return append(out, '\n')
+}
