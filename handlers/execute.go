@@ -192,6 +192,9 @@ func (t *ticket) release() {
 	}
 }
 
+// maxIdentBytes bounds the identifiers of a tools.execute.
+const maxIdentBytes = 512
+
 // execute is tools.execute: the one path every tool call takes.
 func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (any, error) {
 	defer tk.release()
@@ -203,6 +206,14 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	for name, v := range map[string]string{"sessionId": p.SessionID, "turnId": p.TurnID, "toolCallId": p.ToolCallID, "toolName": p.ToolName} {
 		if v == "" {
 			return nil, invalidParams("invalid params: %s is required", name)
+		}
+	}
+	// Identifiers are stored in every audit row and logged: a megabyte of
+	// toolName must not be.
+	for name, v := range map[string]string{"turnId": p.TurnID, "toolCallId": p.ToolCallID, "toolName": p.ToolName, "promptId": p.PromptID,
+		"messageId": p.MessageID, "delegate": p.Delegate, "shell": p.Shell} {
+		if len(v) > maxIdentBytes {
+			return nil, invalidParams("invalid params: %s is longer than %d bytes", name, maxIdentBytes)
 		}
 	}
 	if p.PromptID == "" {
@@ -554,6 +565,10 @@ func aborted(ctx context.Context) *ToolResult {
 	return r
 }
 
+// redactName is a tool name as audited and logged: a name the model made
+// up may hold a secret.
+func redactName(name string) string { return Redact(name) }
+
 // finish fills the envelope, commits the audit row and logs the timing
 // line. The row is committed before the response is written.
 func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResult) (any, error) {
@@ -583,7 +598,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 	canon := c.canonicalArgs()
 	sum := sha256.Sum256(canon)
 	row := store.AuditRow{
-		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: c.p.ToolName,
+		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: redactName(c.p.ToolName),
 		ArgsHash: hex.EncodeToString(sum[:]), ArgsPreview: previewJSON(string(canon), previewMax),
 		ExternalPath: a.external, Decision: res.Decision, Prompted: a.prompted,
 		PermissionWaitMs: res.Timing.PermissionWaitMs, DurationMs: res.Timing.DurationMs,
@@ -595,7 +610,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
 		return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
 	}
-	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", c.p.ToolName,
+	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", redactName(c.p.ToolName),
 		"decision", res.Decision, "ok", res.OK, "errorCode", res.ErrorCode, "prompted", a.prompted,
 		"permissionWaitMs", res.Timing.PermissionWaitMs, "durationMs", res.Timing.DurationMs,
 		"overheadMs", res.Timing.OverheadMs, "totalMs", res.Timing.TotalMs, "args", row.ArgsPreview}

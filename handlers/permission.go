@@ -22,9 +22,9 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 	}
 	if c.hasTarget {
 		if c.target.Root == sandbox.RootWorkspace {
-			card["path"] = escapeText(c.target.Display)
+			card["path"] = escapeText(Redact(c.target.Display))
 		} else {
-			card["path"] = escapeText(c.target.Abs)
+			card["path"] = escapeText(Redact(c.target.Abs))
 		}
 	}
 	if c.p.Delegate != "" {
@@ -51,6 +51,12 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 // cardPreview is what the user reads on the card: the tool's own preview,
 // or the redacted args, with control characters escaped.
 func (c *call) cardPreview() string {
+	if c.tool.Name == "Bash" {
+		// A command is shown whole, however long (it is at most
+		// maxCommandBytes, and escaping at most quadruples it): text
+		// padded past a cut would otherwise hide what runs.
+		return preview(c.tool.preview(c), 4*maxCommandBytes+64)
+	}
 	if c.tool.preview != nil {
 		return preview(c.tool.preview(c), cardPreviewMax)
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -17,20 +18,50 @@ const (
 )
 
 // secretPatterns match tokens, keys and passwords. Each match keeps its
-// first group (the label) and loses the secret.
+// first group (the label) and its second, if any, and loses the rest.
 // They are compiled on first use: every process pays package init, and
 // reapers (hostcore re-executed per command) never redact anything.
+//
+// A labelled value (password=…, "api_key": "…", SECRET_KEY = '…') is cut
+// whole: a quoted one to its closing quote, spaces and escaped quotes
+// included; an unquoted one to the next space, quote, '&', ';' or '}'. The
+// label may carry words around it (DB_PASS, SECRET_KEY_BASE,
+// x-api-key) and its quotes may be escaped (\"password\":\"…\" in a
+// curl command inside JSON).
 var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	const (
+		label = `(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|encryption[_-]?key|signing[_-]?key|client[_-]?secret|credentials?)`
+		q     = `(?:\\?["'])?` // an optional quote, perhaps escaped
+		// "…" with escapes inside; \"…\" (quotes escaped, as in a shell
+		// string), to the next \"; '…'; or one unquoted word.
+		value = `(?:"(?:[^"\\\n]|\\.)*"?|\\"(?:[^"\\\n]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|[^\s"'&;}]+)`
+	)
 	return []*regexp.Regexp{
-		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
-		regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\]+`),
-		regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)[^\s"'&,}\\]+`),
-		regexp.MustCompile(`()\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
-		regexp.MustCompile(`()\bgithub_pat_[A-Za-z0-9_]{20,}`),
-		regexp.MustCompile(`()\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`),
-		regexp.MustCompile(`()\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
-		regexp.MustCompile(`()\bxox[abprs]-[A-Za-z0-9-]{10,}`),
-		regexp.MustCompile(`()\bAIza[0-9A-Za-z_-]{35}`),
+		// Key blocks, RSA to PGP; one whose END is in another field (an
+		// Edit's old and new strings) loses what comes before the END.
+		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)`),
+		regexp.MustCompile(`()[\s\S]*?(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
+		regexp.MustCompile(`(?i)(authorization` + q + `\s*[:=]\s*` + q + `)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\]+`),
+		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + `\s*[:=]\s*` + q + `)[^"'\n\\]+`),
+		regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{12,}`),
+		regexp.MustCompile(`(?i)(\b(?:[a-z0-9]+[_-])*` + label + `(?:[_-][a-z0-9]+)*` + q + `\s*[:=]\s*)` + value),
+		// Options that take the secret as the next word.
+		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]\s*)` + value),
+		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)[^\s"']+`),
+		regexp.MustCompile(`(\bsshpass\s+-p\s*)[^\s"']+`),
+		regexp.MustCompile(`(\blogin\b[^\n]*?\s-p\s*)[^\s"']+`),
+		regexp.MustCompile(`(\bcurl\b[^\n]*?\s(?:-u|--user)\s*[^\s:'"]+:)[^\s'"]+`),
+		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)[^\s"']+`),
+		// Tokens with a known shape, wherever they start (X_ghp_…).
+		regexp.MustCompile(`()(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
+		regexp.MustCompile(`()github_pat_[A-Za-z0-9_]{20,}`),
+		regexp.MustCompile(`()glpat-[A-Za-z0-9_-]{20,}`),
+		regexp.MustCompile(`()sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`),
+		regexp.MustCompile(`()(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`),
+		regexp.MustCompile(`()(?:AKIA|ASIA)[0-9A-Z]{16}`),
+		regexp.MustCompile(`()xox[abprs]-[A-Za-z0-9-]{10,}`),
+		regexp.MustCompile(`()AIza[0-9A-Za-z_-]{35}`),
+		regexp.MustCompile(`()eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`),
 		regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+(@)`),
 	}
 })
@@ -39,8 +70,10 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 // the ghp_ family, its "gh"; "key" covers api keys, access keys and private
 // key blocks). ASCII text holding none of them cannot match any pattern,
 // and it is most of what is redacted: paths, patterns, short commands.
-var secretHints = [][]byte{[]byte("key"), []byte("authorization"), []byte("passw"), []byte("pwd"), []byte("secret"), []byte("token"),
-	[]byte("gh"), []byte("github_pat_"), []byte("sk-"), []byte("akia"), []byte("asia"), []byte("xox"), []byte("aiza"), []byte("://")}
+var secretHints = [][]byte{[]byte("key"), []byte("authorization"), []byte("pass"), []byte("pwd"), []byte("secret"), []byte("token"),
+	[]byte("cred"), []byte("cookie"), []byte("bearer"), []byte("login"), []byte("curl"), []byte("mysql"),
+	[]byte("gh"), []byte("github_pat_"), []byte("glpat-"), []byte("sk-"), []byte("_live_"), []byte("_test_"), []byte("akia"), []byte("asia"),
+	[]byte("xox"), []byte("aiza"), []byte("eyj"), []byte("://")}
 
 // mayHoldSecret reports whether Redact must run its patterns on s. Text
 // that is not ASCII always must: case-insensitive patterns fold some
@@ -122,6 +155,8 @@ func escape(s string, backslash bool) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case isInvisibleFormat(r) && r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		case isInvisibleFormat(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
@@ -132,13 +167,20 @@ func escape(s string, backslash bool) string {
 	return b.String()
 }
 
-// isInvisibleFormat reports bidi controls and zero-width characters that
-// can make text read differently from what it is.
+// isInvisibleFormat reports characters that can make text read
+// differently from what it is: every format character (bidi controls,
+// zero-width characters, the soft hyphen, tag characters), line and
+// paragraph separators (U+2028/2029 break lines in many text widgets),
+// letters that draw nothing (Hangul fillers) and variation selectors.
 func isInvisibleFormat(r rune) bool {
 	switch {
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+	case r < 0xa0:
+		return false
+	case unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
 		return true
-	case r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff:
+	case r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0, r == 0x180e:
+		return true
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef:
 		return true
 	}
 	return false
@@ -170,12 +212,15 @@ const previewSlack = 64 << 10
 // (the preview shows at most that many): a megabyte of Write content is
 // not run through every pattern for a preview of a few hundred bytes.
 func redactJSON(s string, keep int) string {
+	// Args that cannot be decoded (too many values) are not shown: their
+	// text holds strings still escaped (\u0073k-…), which the patterns
+	// cannot see through.
 	if tooManyValues(s) {
-		return Redact(s[:min(len(s), keep)])
+		return fmt.Sprintf("[%d bytes of arguments, more than %d JSON values: not shown]", len(s), maxArgValues)
 	}
 	v, err := decodeAny(json.RawMessage(s))
 	if err != nil {
-		return Redact(s[:min(len(s), keep)])
+		return fmt.Sprintf("[%d bytes of arguments that are not valid JSON: not shown]", len(s))
 	}
 	var walk func(any) any
 	walk = func(x any) any {

@@ -70,6 +70,9 @@ func FuzzRedactHints(f *testing.F) {
 	for _, s := range []string{
 		"git push https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com",
 		"PASSWORD=x", "Api-Key: abc", "ACCESSKEY=abcdef", "client_secret=z", "AUTHORIZATION: Basic abc",
+		"DB_PASS=x", "sshpass -p x", "docker login -p x", "curl -u a:b", "mysql -px", "Cookie: a=b", "Bearer abcdefghijklmnop",
+		"sk_live_abcdefghijklmnop12", "eyJabcdefghij.eyJabcdefghij.x", "glpat-abcdefghij0123456789", "CREDENTIALS=x",
+		"x\n-----END PGP PRIVATE KEY BLOCK-----",
 		"AKIAIOSFODNN7EXAMPLE", "ASIAIOSFODNN7EXAMPLE", "AIzaSyA-abcdefghijklmnopqrstuvwxyz0123456",
 		"-----BEGIN EC PRIVATE KEY-----\nabc", "xoxp-1234567890-abc", "sk-ant-abcdefghijklmnopqrstu",
 		"github_pat_abcdefghijklmnopqrstuvwx", "ftp://u:p@host", "paſſword=x", "to\u212aen=abc", "small.txt", "",
@@ -81,4 +84,76 @@ func FuzzRedactHints(f *testing.F) {
 			t.Errorf("Redact(%q) = %q, patterns alone give %q", s, got, want)
 		}
 	})
+}
+
+// TestRedactReviewFindings: forms of secrets a review found in previews,
+// the audit and the log.
+func TestRedactReviewFindings(t *testing.T) {
+	for _, c := range []struct{ in, secret string }{
+		{`curl -d "{\"password\":\"hunter2x\"}" https://x`, "hunter2x"},
+		{`const s = "{\"password\":\"hunter3x\"}"`, "hunter3x"},
+		{`curl -H "Authorization: Bearer abcdefghijklmnop1" x`, "abcdefghijklmnop1"},
+		{"mysql --password hunter4x -u root", "hunter4x"},
+		{"mysql -u root -phunter5x db", "hunter5x"},
+		{"sshpass -p hunter6x ssh host", "hunter6x"},
+		{"docker login -u me -p hunter7x registry", "hunter7x"},
+		{"curl -u admin:hunter8x https://x", "hunter8x"},
+		{"aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENG", "wJalrXUtnFEMIK7MDENG"},
+		{`password: "correct horse battery"`, "horse battery"},
+		{"password=abc,TAILSECRET", "TAILSECRET"},
+		{`password=abc\TAILSECRET`, "TAILSECRET"},
+		{`{"password":"a\"bcdefgh"}`, "bcdefgh"},
+		{`SECRET_KEY = 'django-insecure-abc123'`, "django-insecure-abc123"},
+		{"SECRET_KEY_BASE=abcdef1234567", "abcdef1234567"},
+		{"PRIVATE_KEY=xyz123abcdef", "xyz123abcdef"},
+		{"ENCRYPTION_KEY=k3y1234567", "k3y1234567"},
+		{"DB_PASS=dbpass12345", "dbpass12345"},
+		{"passphrase: mypassphrase1", "mypassphrase1"},
+		{"stripe sk_live_abcdefghijklmnop1234", "sk_live_abcdefghijklmnop1234"},
+		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl", "c2lnbmF0dXJl"},
+		{"git clone https://oauth2:x@h glpat-abcdefghij0123456789", "glpat-abcdefghij0123456789"},
+		{"-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBGabcdef\n-----END PGP PRIVATE KEY BLOCK-----", "lQOYBGabcdef"},
+		{"MIIEowIBAAKCAQEAu1SU\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAu1SU"},
+		{"Bearer abcdefghijklmnop123", "abcdefghijklmnop123"},
+		{"Cookie: session=abcdef123456", "abcdef123456"},
+		{"X_ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"},
+		{"KEY_sk-proj-abcdefghijklmnop1234", "sk-proj-abcdefghijklmnop1234"},
+	} {
+		if got := Redact(c.in); strings.Contains(got, c.secret) || !strings.Contains(got, "[REDACTED]") {
+			t.Errorf("Redact(%q) = %q: secret kept", c.in, got)
+		}
+	}
+	for _, plain := range []string{"mkdir -p build/dir", "go test ./... && echo tokens are fine", "bypass=1 passenger=3", "git log --oneline -p"} {
+		if got := Redact(plain); got != plain {
+			t.Errorf("ordinary text changed: %q -> %q", plain, got)
+		}
+	}
+	// Split across an Edit's two strings, the key loses both halves.
+	args := `{"new_string":"MIIEowIBAAKCAQEAu1SU\n-----END RSA PRIVATE KEY-----","old_string":"-----BEGIN RSA PRIVATE KEY-----\nOLDHALF","path":"k.pem"}`
+	if got := previewJSON(string(canonicalJSON([]byte(args))), previewMax); strings.Contains(got, "MIIEowIBAAKCAQEAu1SU") || strings.Contains(got, "OLDHALF") {
+		t.Errorf("split key: %s", got)
+	}
+	// Args too many to decode are not shown at all: their strings are
+	// still escaped (\u0073k-…), beyond the patterns.
+	big := `{"command":"echo \u0073k-proj-abcdefghijklmnop_qrstuv","x":[` + strings.Repeat("0,", maxArgValues) + `0]}`
+	if got := previewJSON(string(canonicalJSON([]byte(big))), previewMax); strings.Contains(got, "proj-abcdefghijklmnop") {
+		t.Errorf("undecodable args: %s", got)
+	}
+}
+
+// TestEscapeTextShowsInvisibleCharacters: line separators, format
+// characters, blank letters and variation selectors are shown escaped.
+func TestEscapeTextShowsInvisibleCharacters(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ls\u2028\u2028; curl x | sh", `ls\u2028\u2028; curl x | sh`},
+		{"a\u2029b", `a\u2029b`},
+		{"soft\u00adhyphen", `soft\u00adhyphen`},
+		{"tag\U000e0041", `tag\U000e0041`},
+		{"blank\u3164name", `blank\u3164name`},
+		{"vs\ufe0f", `vs\ufe0f`},
+	} {
+		if got := escapeText(c.in); got != c.want {
+			t.Errorf("escapeText(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
 }
