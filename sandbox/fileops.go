@@ -259,7 +259,7 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 		perm, created = fi.Mode().Perm(), false
 	}
 
-	tmp, f, err := createTemp(root, ".", base)
+	tmp, err := writeTemp(root, ".", base, data, perm)
 	if err != nil {
 		return false, fmt.Errorf("writing %s: %w", res.Display, err)
 	}
@@ -269,9 +269,6 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 			root.Remove(tmp)
 		}
 	}()
-	if err := fill(f, data, perm); err != nil {
-		return false, fmt.Errorf("writing %s: %w", res.Display, err)
-	}
 	if err := root.Rename(tmp, base); err != nil {
 		if errors.Is(err, syscall.EISDIR) {
 			return false, fmt.Errorf("%w: %s", ErrIsDir, res.Display)
@@ -301,7 +298,11 @@ func CreateExclusive(res Resolved, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
-	if err := fill(f, data, 0o644); err != nil {
+	err = fill(f, data, 0o644)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		root.Remove(base)
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
@@ -341,7 +342,7 @@ func Remove(res Resolved) error {
 	return nil
 }
 
-// fill gives a new file its mode and data, fsyncs and closes it.
+// fill gives a new file its mode and data and fsyncs it.
 func fill(f *os.File, data []byte, perm fs.FileMode) error {
 	err := f.Chmod(perm)
 	if err == nil {
@@ -350,22 +351,70 @@ func fill(f *os.File, data []byte, perm fs.FileMode) error {
 	if err == nil {
 		err = f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	return err
 }
 
-// createTemp creates an O_EXCL temp file next to the target. The name is
-// hidden and bounded so a long target name cannot push it past NAME_MAX.
-func createTemp(root *os.Root, dir, base string) (string, *os.File, error) {
+// writeTemp writes data, with mode perm and fsynced, to a new hidden file
+// next to the target and returns its name. Where the filesystem allows it
+// the file is written with no name (O_TMPFILE) and named only once
+// complete, so that a crash or kill -9 during a long write leaves nothing
+// in the user's directory; the name exists only between that moment and
+// the rename that follows.
+func writeTemp(root *os.Root, dir, base string, data []byte, perm fs.FileMode) (string, error) {
+	if f := unnamedTemp(root, dir); f != nil {
+		defer f.Close()
+		if err := fill(f, data, perm); err != nil {
+			return "", err
+		}
+		if testHookFilled != nil {
+			testHookFilled()
+		}
+		for range 10 {
+			name := tempName(dir, base)
+			err := nameTemp(root, dir, filepath.Base(name), f)
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			if err == nil {
+				return name, nil
+			}
+			break // no /proc, say: write it again under a name
+		}
+	}
+	name, f, err := createTemp(root, dir, base)
+	if err != nil {
+		return "", err
+	}
+	err = fill(f, data, perm)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		root.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// testHookFilled, when a test sets it, runs once a temp file holds its
+// data and before it is named.
+var testHookFilled func()
+
+// tempName is a fresh hidden name next to base, bounded so that a long
+// target name cannot push it past NAME_MAX.
+func tempName(dir, base string) string {
 	if len(base) > 64 {
 		base = base[:64]
 	}
+	var b [8]byte
+	rand.Read(b[:])
+	return filepath.Join(dir, "."+base+".hostcore-"+hex.EncodeToString(b[:])+".tmp")
+}
+
+// createTemp creates an O_EXCL temp file next to the target.
+func createTemp(root *os.Root, dir, base string) (string, *os.File, error) {
 	for range 10 {
-		var b [8]byte
-		rand.Read(b[:])
-		name := filepath.Join(dir, "."+base+".hostcore-"+hex.EncodeToString(b[:])+".tmp")
+		name := tempName(dir, base)
 		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue
