@@ -86,12 +86,7 @@ func runEnterMode(to string) func(ctx context.Context, c *call) *ToolResult {
 		// Calls on later lines that Plan and Goal refuse and that are past
 		// their mode check finish first; the others are checked after.
 		// A delegate's Bash can take minutes: the wait ends with a cancel.
-		locked := make(chan struct{})
-		go func() { c.rt.modeGate.Lock(); close(locked) }()
-		select {
-		case <-locked:
-		case <-ctx.Done():
-			go func() { <-locked; c.rt.modeGate.Unlock() }()
+		if !lockCtx(ctx, c.rt.modeGate.TryLock, c.rt.modeGate.Lock, c.rt.modeGate.Unlock) {
 			return failResult(CodeToolAborted, "%s was cancelled while later calls finished; the mode was not changed", c.tool.Name)
 		}
 		err := c.s.store.SwapMode(context.WithoutCancel(ctx), c.sess.ID, perms.OpAgent, to)

@@ -414,13 +414,18 @@ func TestPluginSafe(t *testing.T) {
 // routeExec registers a tools.execute as the read loop does (its place in
 // arrival order is taken now) and returns the call to run.
 func routeExec(s *Server, p ExecuteParams) func() *ToolResult {
+	f := routeExecCtx(s, p)
+	return func() *ToolResult { return f(context.Background()) }
+}
+
+func routeExecCtx(s *Server, p ExecuteParams) func(context.Context) *ToolResult {
 	if p.TurnID == "" {
 		p.TurnID = "t1"
 	}
 	raw, _ := json.Marshal(p)
 	f, _ := s.Route("tools.execute", raw)
-	return func() *ToolResult {
-		out, err := f(context.Background())
+	return func(ctx context.Context) *ToolResult {
+		out, err := f(ctx)
 		if err != nil {
 			return failResult(CodeToolFailed, "%v", err)
 		}
@@ -458,6 +463,22 @@ func TestEnterPlanModeWaitsForARefusableCallInItsBody(t *testing.T) {
 	}
 	if sess, _ := s.store.GetSession(t.Context(), "s1"); sess.Mode != perms.OpAgent {
 		t.Fatalf("the session entered %s while a plugin call ran", sess.Mode)
+	}
+	// A Write that arrives meanwhile waits for the switch; a cancel ends
+	// its wait at once.
+	write := routeExecCtx(s, ExecuteParams{SessionID: "s1", ToolCallID: "w", ToolName: "Write", Args: json.RawMessage(`{"path":"w.txt","content":"x"}`)})
+	wctx, cancelWrite := context.WithCancel(context.Background())
+	writeDone := make(chan *ToolResult, 1)
+	go func() { writeDone <- write(wctx) }()
+	time.Sleep(100 * time.Millisecond)
+	cancelWrite()
+	select {
+	case r := <-writeDone:
+		if r.ErrorCode != CodeToolAborted {
+			t.Fatalf("the cancelled Write: %+v", r)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a Write waiting for the mode switch could not be cancelled")
 	}
 	close(release)
 	if r := <-pluginDone; !r.OK {

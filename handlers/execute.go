@@ -447,7 +447,11 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	// will run in, and a call that mode would refuse holds the mode still
 	// until its body has ended.
 	if c.modeSensitive() {
-		c.rt.modeGate.RLock()
+		// Waits only while an EnterPlanMode waits for earlier holders (a
+		// delegate's Bash can take minutes): a cancel ends the wait.
+		if !lockCtx(ctx, c.rt.modeGate.TryRLock, c.rt.modeGate.RLock, c.rt.modeGate.RUnlock) {
+			return aborted(ctx)
+		}
 		defer c.rt.modeGate.RUnlock()
 	}
 	if now, err := s.store.GetSession(context.WithoutCancel(ctx), p.SessionID); err != nil {
@@ -489,6 +493,24 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		res = failResult(CodeToolFailed, "%s returned no result", t.Name)
 	}
 	return res
+}
+
+// lockCtx takes a lock with try or else lock, or gives up when ctx ends; a
+// lock taken after that is released with unlock. It reports whether the
+// lock is held.
+func lockCtx(ctx context.Context, try func() bool, lock, unlock func()) bool {
+	if try() {
+		return true
+	}
+	locked := make(chan struct{})
+	go func() { lock(); close(locked) }()
+	select {
+	case <-locked:
+		return true
+	case <-ctx.Done():
+		go func() { <-locked; unlock() }()
+		return false
+	}
 }
 
 // modeSensitive says whether Plan and Goal refuse the call: Write, Edit,
