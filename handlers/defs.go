@@ -1,6 +1,10 @@
 package handlers
 
-import "hostcore/perms"
+import (
+	"strings"
+
+	"hostcore/perms"
+)
 
 // builtinDefs lists the built-in tools. Each tool's schema is
 // handlers/schemas/<Name>.json.
@@ -26,8 +30,16 @@ func writePreview(c *call) string {
 	return "Write " + c.target.Display + "\n" + a.Content
 }
 
+// editPreview shows old_string and new_string as diff lines: every line of
+// the old text starts with "-" and every line of the new with "+", so no
+// text inside them can pass for the line where one ends and the other
+// begins.
 func editPreview(c *call) string {
 	var a editArgs
 	decodeInto(c.args, &a)
-	return "Edit " + c.target.Display + "\n--- old\n" + a.OldString + "\n+++ new\n" + a.NewString
+	return "Edit " + c.target.Display + "\n--- old\n" + prefixLines(a.OldString, "-") + "\n+++ new\n" + prefixLines(a.NewString, "+")
+}
+
+func prefixLines(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }

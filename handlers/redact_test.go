@@ -157,3 +157,15 @@ func TestEscapeTextShowsInvisibleCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestEditCardSeparatesOldFromNew: the marker between old_string and
+// new_string cannot be forged from inside either (a review read
+// old="a\n+++ new\nb", new="c" as old="a").
+func TestEditCardSeparatesOldFromNew(t *testing.T) {
+	c := &call{args: []byte(`{"path":"f.txt","old_string":"a\n+++ new\nb","new_string":"c"}`)}
+	c.target.Display = "f.txt"
+	want := "Edit f.txt\n--- old\n-a\n-+++ new\n-b\n+++ new\n+c"
+	if got := editPreview(c); got != want {
+		t.Fatalf("editPreview = %q, want %q", got, want)
+	}
+}
