@@ -453,6 +453,9 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 			return aborted(ctx)
 		}
 		defer c.rt.modeGate.RUnlock()
+		if ctx.Err() != nil {
+			return aborted(ctx)
+		}
 	}
 	if now, err := s.store.GetSession(context.WithoutCancel(ctx), p.SessionID); err != nil {
 		return failResult(CodeToolFailed, "reading the session's mode failed (%v); the call was not run", err)
@@ -588,8 +591,13 @@ func aborted(ctx context.Context) *ToolResult {
 }
 
 // redactName is a tool name as audited and logged: a name the model made
-// up may hold a secret.
-func redactName(name string) string { return Redact(name) }
+// up (no tool has it) may hold a secret; a registered one is kept as is.
+func (s *Server) redactName(name string) string {
+	if s.tools.get(name) != nil {
+		return name
+	}
+	return Redact(name)
+}
 
 // finish fills the envelope, commits the audit row and logs the timing
 // line. The row is committed before the response is written.
@@ -620,7 +628,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 	canon := c.canonicalArgs()
 	sum := sha256.Sum256(canon)
 	row := store.AuditRow{
-		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: redactName(c.p.ToolName),
+		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: s.redactName(c.p.ToolName),
 		ArgsHash: hex.EncodeToString(sum[:]), ArgsPreview: previewJSON(string(canon), previewMax),
 		ExternalPath: a.external, Decision: res.Decision, Prompted: a.prompted,
 		PermissionWaitMs: res.Timing.PermissionWaitMs, DurationMs: res.Timing.DurationMs,
@@ -632,7 +640,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
 		return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
 	}
-	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", redactName(c.p.ToolName),
+	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", s.redactName(c.p.ToolName),
 		"decision", res.Decision, "ok", res.OK, "errorCode", res.ErrorCode, "prompted", a.prompted,
 		"permissionWaitMs", res.Timing.PermissionWaitMs, "durationMs", res.Timing.DurationMs,
 		"overheadMs", res.Timing.OverheadMs, "totalMs", res.Timing.TotalMs, "args", row.ArgsPreview}

@@ -33,35 +33,43 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 		label = `(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|encryption[_-]?key|signing[_-]?key|client[_-]?secret|credentials?)`
 		q     = `(?:\\?["'])?` // an optional quote, perhaps escaped
 		// "…" with escapes inside; \"…\" (quotes escaped, as in a shell
-		// string), to the next \"; '…'; or one unquoted word.
-		value = `(?:"(?:[^"\\\n]|\\.)*"?|\\"(?:[^"\\\n]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|[^\s"'&;}]+)`
+		// string), to the next \"; '…'; or one unquoted word. A value
+		// stops at '$' and '`' outside single quotes: "$(curl … | sh)" is
+		// not a secret but something that runs, and the card must show it.
+		value = `(?:"(?:[^"\\\n$` + "`" + `]|\\.)*"?|\\"(?:[^"\\\n$` + "`" + `]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|[^\s"'&;|}$` + "`" + `]+)`
+		// One shell command: options are looked for up to its end.
+		sameCommand = `[^\n;&|]*?`
+		// A token starts the text or follows a character that cannot be
+		// part of a word it would end (ta-sk-, netwo-rk_test_); '_' may
+		// come before it (X_ghp_…).
+		start = `(^|[^A-Za-z0-9-])`
 	)
 	return []*regexp.Regexp{
 		// Key blocks, RSA to PGP; one whose END is in another field (an
-		// Edit's old and new strings) loses what comes before the END.
+		// Edit's old and new strings) loses the key lines before its END.
 		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)`),
-		regexp.MustCompile(`()[\s\S]*?(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
-		regexp.MustCompile(`(?i)(authorization` + q + `\s*[:=]\s*` + q + `)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\]+`),
-		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + `\s*[:=]\s*` + q + `)[^"'\n\\]+`),
+		regexp.MustCompile(`()[A-Za-z0-9+/=\r\n]{16,}(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
+		regexp.MustCompile(`(?i)(authorization` + q + `\s*[:=]\s*` + q + `)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\$` + "`" + `]+`),
+		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + `\s*[:=]\s*` + q + `)[^"'\n\\$` + "`" + `;|&]+`),
 		regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{12,}`),
 		regexp.MustCompile(`(?i)(\b(?:[a-z0-9]+[_-])*` + label + `(?:[_-][a-z0-9]+)*` + q + `\s*[:=]\s*)` + value),
 		// Options that take the secret as the next word.
 		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]\s*)` + value),
-		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)[^\s"']+`),
-		regexp.MustCompile(`(\bsshpass\s+-p\s*)[^\s"']+`),
-		regexp.MustCompile(`(\blogin\b[^\n]*?\s-p\s*)[^\s"']+`),
-		regexp.MustCompile(`(\bcurl\b[^\n]*?\s(?:-u|--user)\s*[^\s:'"]+:)[^\s'"]+`),
-		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)[^\s"']+`),
-		// Tokens with a known shape, wherever they start (X_ghp_…).
-		regexp.MustCompile(`()(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
-		regexp.MustCompile(`()github_pat_[A-Za-z0-9_]{20,}`),
-		regexp.MustCompile(`()glpat-[A-Za-z0-9_-]{20,}`),
-		regexp.MustCompile(`()sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`),
-		regexp.MustCompile(`()(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`),
-		regexp.MustCompile(`()(?:AKIA|ASIA)[0-9A-Z]{16}`),
-		regexp.MustCompile(`()xox[abprs]-[A-Za-z0-9-]{10,}`),
-		regexp.MustCompile(`()AIza[0-9A-Za-z_-]{35}`),
-		regexp.MustCompile(`()eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`),
+		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)[^\s"'$` + "`" + `;|&]+`),
+		regexp.MustCompile(`(\bsshpass\s+-p\s*)[^\s"'$` + "`" + `;|&]+`),
+		regexp.MustCompile(`(\blogin\b` + sameCommand + `\s-p\s*)[^\s"'$` + "`" + `;|&]+`),
+		regexp.MustCompile(`(\bcurl\b` + sameCommand + `\s(?:-u|--user)\s*[^\s:'"]+:)[^\s'"$` + "`" + `;|&]+`),
+		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `\s-p)[^\s"'$` + "`" + `;|&]+`),
+		// Tokens with a known shape.
+		regexp.MustCompile(start + `(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
+		regexp.MustCompile(start + `github_pat_[A-Za-z0-9_]{20,}`),
+		regexp.MustCompile(start + `glpat-[A-Za-z0-9_-]{20,}`),
+		regexp.MustCompile(start + `sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`),
+		regexp.MustCompile(start + `(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`),
+		regexp.MustCompile(start + `(?:AKIA|ASIA)[0-9A-Z]{16}`),
+		regexp.MustCompile(start + `xox[abprs]-[A-Za-z0-9-]{10,}`),
+		regexp.MustCompile(start + `AIza[0-9A-Za-z_-]{35}`),
+		regexp.MustCompile(start + `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`),
 		regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+(@)`),
 	}
 })

