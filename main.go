@@ -321,7 +321,7 @@ func runMCP(args []string) int {
 		log.Warn("start-up sweep", "err", err)
 	}
 	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version}
-	in, out := rpc.MessageLines(os.Stdin, os.Stdout, log)
+	in, out := rpc.MessageLines(os.Stdin, os.Stdout, log, front.Hooks())
 	if err := front.Serve(ctx, h, opts, &sdkmcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}); err != nil {
 		log.Error("mcp", "err", err)
 		return 1

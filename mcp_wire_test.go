@@ -141,3 +141,29 @@ func TestMCPServersOfTwoWorkspacesRunAtOnce(t *testing.T) {
 		t.Fatalf("databases: %v", dbs)
 	}
 }
+
+// Pipelined mutations apply in the order they were sent, as in the native
+// mode: each tools/call is registered as its line is read, though the SDK
+// runs the handlers on goroutines of their own (before, 1 of 40 files
+// ended with an earlier Write's content). A tools/call the SDK refuses
+// itself (an unknown tool) does not hold up the ones after it.
+func TestMCPPipelinedWritesApplyInOrder(t *testing.T) {
+	h, ws, _ := mcpWire(t)
+	id := 100
+	for round := range 20 {
+		name := fmt.Sprintf("f%d.txt", round)
+		var lines []string
+		for v := range 5 {
+			lines = append(lines, mcpCall(id+v, "Write", map[string]any{"path": name, "content": fmt.Sprint(v)}))
+		}
+		lines = append(lines[:2], append([]string{mcpCall(id+5, "NoSuchTool", map[string]any{})}, lines[2:]...)...)
+		h.send(t, strings.Join(lines, "\n"))
+		for v := range 6 {
+			h.next(t, fmt.Sprintf(`{"id":%d}`, id+v))
+		}
+		if got, _ := os.ReadFile(filepath.Join(ws, name)); string(got) != "4" {
+			t.Fatalf("round %d: %s holds %q after Writes 0..4 sent in order", round, name, got)
+		}
+		id += 10
+	}
+}

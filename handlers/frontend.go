@@ -125,6 +125,41 @@ func (s *Server) Execute(ctx context.Context, p ExecuteParams) (*ToolResult, err
 	return out.(*ToolResult), nil
 }
 
+// Arrival is a call registered the moment a frontend read it (Arrive),
+// as the native loop registers each line: its place among its session's
+// mutations is taken then, whatever order the frontend's goroutines run
+// in afterwards. It is run once with ExecuteArrival, or dropped.
+type Arrival struct {
+	p  ExecuteParams
+	tk *ticket
+}
+
+// Arrive registers a call; p needs no args yet.
+func (s *Server) Arrive(p ExecuteParams) *Arrival {
+	raw, _ := json.Marshal(p)
+	return &Arrival{p: p, tk: s.takeTicket(raw)}
+}
+
+// ExecuteArrival runs a registered call with its args, as Execute does.
+func (s *Server) ExecuteArrival(ctx context.Context, a *Arrival, args json.RawMessage) (*ToolResult, error) {
+	p := a.p
+	p.Args = args
+	raw, err := json.Marshal(p)
+	if err != nil {
+		a.Drop()
+		return nil, err
+	}
+	out, err := s.execute(ctx, raw, a.tk)
+	if err != nil {
+		return nil, err
+	}
+	return out.(*ToolResult), nil
+}
+
+// Drop gives up a registered call that will not run: the mutations after
+// it do not wait for it.
+func (a *Arrival) Drop() { a.tk.release() }
+
 // ModeWithoutCard names the least permissive permission mode under which a
 // call that needed a card (reason "tool" or "outside-path") runs without
 // one, or "" when none does. A frontend that cannot show cards says it in

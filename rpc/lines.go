@@ -22,14 +22,28 @@ import (
 // skipped. A malformed reply is dropped, never answered. The writer is
 // where the library writes: each Write is one whole line, and lines never
 // interleave with the answers written here.
-func MessageLines(r io.Reader, w io.Writer, log *slog.Logger) (io.ReadCloser, io.WriteCloser) {
+//
+// hooks, when not nil, see the requests in the order they were read and the
+// ids of the responses as they are written.
+func MessageLines(r io.Reader, w io.Writer, log *slog.Logger, hooks *LineHooks) (io.ReadCloser, io.WriteCloser) {
 	s := newLineStream(r, w, log)
-	return &checkedLines{s: s}, lineWriter{s}
+	return &checkedLines{s: s, hooks: hooks}, lineWriter{s, hooks}
+}
+
+// LineHooks let a frontend act on messages in arrival order, before the
+// library hands them to goroutines of their own.
+type LineHooks struct {
+	// Request sees each request with an id as it is read, and may return
+	// params to pass on in place of its own (nil: unchanged).
+	Request func(id json.RawMessage, method string, params json.RawMessage) json.RawMessage
+	// Answered is told the id of each response written.
+	Answered func(id json.RawMessage)
 }
 
 type checkedLines struct {
-	s    *lineStream
-	next []byte // the rest of the line being handed out
+	s     *lineStream
+	hooks *LineHooks
+	next  []byte // the rest of the line being handed out
 }
 
 func (c *checkedLines) Read(p []byte) (int, error) {
@@ -43,7 +57,7 @@ func (c *checkedLines) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 && c.s.wellFormed(line) {
-			c.next = append(line, '\n')
+			c.next = append(c.hooked(line), '\n')
 		}
 	}
 	n := copy(p, c.next)
@@ -52,6 +66,60 @@ func (c *checkedLines) Read(p []byte) (int, error) {
 }
 
 func (c *checkedLines) Close() error { return nil }
+
+// hooked passes a request through the Request hook.
+func (c *checkedLines) hooked(line []byte) []byte {
+	if c.hooks == nil || c.hooks.Request == nil {
+		return line
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil || len(m["id"]) == 0 || string(m["id"]) == "null" || len(m["method"]) == 0 {
+		return line
+	}
+	var method string
+	json.Unmarshal(m["method"], &method)
+	params := c.hooks.Request(m["id"], method, m["params"])
+	if params == nil {
+		return line
+	}
+	m["params"] = params
+	out, err := json.Marshal(m)
+	if err != nil {
+		return line
+	}
+	return out
+}
+
+// responseID returns the id of a response line, nil for anything else.
+func responseID(line []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var id json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		switch t {
+		case "method":
+			return nil
+		case "result", "error":
+			if id != nil {
+				return id // the result itself need not be read
+			}
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if t == "id" {
+			id = v
+		}
+	}
+	return id
+}
 
 // wellFormed says whether line is one JSON-RPC message a library can take,
 // answering it (or, for a reply, logging it) when it is not.
@@ -131,14 +199,23 @@ func integerOrStringID(raw json.RawMessage) bool {
 // lineWriter writes a library's lines through the stream's lock. An error
 // answer with code 0 (the MCP SDK sends one for a request before
 // initialize) goes out as -32600: no error reaches the client with code 0.
-type lineWriter struct{ s *lineStream }
+type lineWriter struct {
+	s     *lineStream
+	hooks *LineHooks
+}
 
 func (w lineWriter) Write(p []byte) (int, error) {
 	line := p
 	if bytes.Contains(p, []byte(`"code":0`)) {
 		line = fixCodeZero(p)
 	}
-	if err := w.s.writeLine(line); err != nil {
+	err := w.s.writeLine(line)
+	if w.hooks != nil && w.hooks.Answered != nil {
+		if id := responseID(p); id != nil {
+			w.hooks.Answered(id)
+		}
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -42,6 +42,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"hostcore/handlers"
+	"hostcore/rpc"
 )
 
 // Backend is what the adapter needs of handlers.Server.
@@ -74,12 +75,27 @@ type Frontend struct {
 	calls    map[string]*callState // by toolCallId
 	closed   bool
 	inflight sync.WaitGroup
+
+	// Set by Serve, for the arrival hooks (Hooks).
+	arriver   arriver
+	sessionID string
+	served    map[string]bool
+	arrivals  map[string]*handlers.Arrival // by toolCallId, until its handler takes it
+	byRequest map[string]string            // toolCallId by JSON-RPC request id (idKey)
+}
+
+// arriver is the part of handlers.Server that registers a call as it is
+// read (handlers.Arrival).
+type arriver interface {
+	Arrive(p handlers.ExecuteParams) *handlers.Arrival
+	ExecuteArrival(ctx context.Context, a *handlers.Arrival, args json.RawMessage) (*handlers.ToolResult, error)
 }
 
 // New returns a Frontend that logs to log.
 func New(log *slog.Logger) *Frontend {
 	stop, abort := context.WithCancel(context.Background())
-	return &Frontend{log: log, turn: newID("mcp_conn_"), stop: stop, abort: abort, calls: map[string]*callState{}}
+	return &Frontend{log: log, turn: newID("mcp_conn_"), stop: stop, abort: abort, calls: map[string]*callState{},
+		arrivals: map[string]*handlers.Arrival{}, byRequest: map[string]string{}}
 }
 
 // callState is what the host→client side needs to know of one tools/call.
@@ -138,6 +154,13 @@ func (f *Frontend) Serve(ctx context.Context, b Backend, opts Options, t sdk.Tra
 		Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		SupportedProtocolVersions: legacyVersions(),
 	})
+	f.mu.Lock()
+	f.arriver, _ = b.(arriver)
+	f.sessionID, f.served = sessionID, map[string]bool{}
+	for _, tool := range tools {
+		f.served[tool.Name] = true
+	}
+	f.mu.Unlock()
 	for _, tool := range tools {
 		destructive := tool.Destructive
 		closed := false
@@ -188,7 +211,16 @@ var errClosing = errors.New("hostcore is shutting down")
 
 func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		id := newID("mcp_")
+		// A call registered as its line was read (Hooks) keeps the id and
+		// the place it was given then.
+		var arrival *handlers.Arrival
+		id, _ := req.Params.Meta[arrivalKey].(string)
+		if id != "" {
+			arrival = f.takeArrival(id)
+		}
+		if arrival == nil {
+			id = newID("mcp_")
+		}
 		st := &callState{session: req.Session, token: req.Params.GetProgressToken()}
 		if caps := req.Session.InitializeParams().Capabilities; caps != nil && caps.Elicitation != nil {
 			st.canAsk = caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
@@ -196,6 +228,9 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 		f.mu.Lock()
 		if f.closed {
 			f.mu.Unlock()
+			if arrival != nil {
+				arrival.Drop()
+			}
 			return nil, errClosing
 		}
 		f.inflight.Add(1)
@@ -216,12 +251,18 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		res, err := b.Execute(ctx, handlers.ExecuteParams{
-			SessionID: sessionID, TurnID: f.turn, ToolCallID: id, ToolName: name, Args: args,
-			// MCP shows no prompt boundaries: each call is its own prompt
-			// for the per-prompt mutation failure count.
-			PromptID: id,
-		})
+		var res *handlers.ToolResult
+		var err error
+		if arrival != nil {
+			res, err = f.arriver.ExecuteArrival(ctx, arrival, args)
+		} else {
+			res, err = b.Execute(ctx, handlers.ExecuteParams{
+				SessionID: sessionID, TurnID: f.turn, ToolCallID: id, ToolName: name, Args: args,
+				// MCP shows no prompt boundaries: each call is its own
+				// prompt for the per-prompt mutation failure count.
+				PromptID: id,
+			})
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -231,6 +272,99 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 		}
 		return toResult(res)
 	}
+}
+
+// arrivalKey is the _meta key the Request hook adds to a tools/call: the
+// toolCallId the call was registered under.
+const arrivalKey = "hostcore/toolCallId"
+
+// Hooks are the rpc.MessageLines hooks of this frontend. The SDK runs each
+// tools/call on a goroutine of its own, so the order in which handlers
+// start is not the order the calls were sent; the Request hook registers
+// each call as its line is read (handlers.Arrival), so one session's
+// pipelined mutations apply in arrival order, as in the native mode. A
+// call the SDK answers without running a handler (an unknown tool, bad
+// params) is dropped when its answer is written.
+func (f *Frontend) Hooks() *rpc.LineHooks {
+	return &rpc.LineHooks{Request: f.arrive, Answered: f.answered}
+}
+
+func (f *Frontend) arrive(id json.RawMessage, method string, params json.RawMessage) json.RawMessage {
+	if method != "tools/call" {
+		return nil
+	}
+	f.mu.Lock()
+	ar, sessionID, served := f.arriver, f.sessionID, f.served
+	f.mu.Unlock()
+	var p map[string]json.RawMessage
+	if ar == nil || json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	var name string
+	if json.Unmarshal(p["name"], &name) != nil || !served[name] {
+		return nil
+	}
+	meta := map[string]json.RawMessage{}
+	if m := p["_meta"]; len(m) > 0 && string(m) != "null" && json.Unmarshal(m, &meta) != nil {
+		return nil
+	}
+	callID := newID("mcp_")
+	meta[arrivalKey], _ = json.Marshal(callID)
+	p["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(p)
+	if err != nil {
+		return nil
+	}
+	a := ar.Arrive(handlers.ExecuteParams{SessionID: sessionID, TurnID: f.turn, ToolCallID: callID, ToolName: name, PromptID: callID})
+	f.mu.Lock()
+	f.arrivals[callID] = a
+	f.byRequest[idKey(id)] = callID
+	f.mu.Unlock()
+	// Its handler starts at once; one that has not within arrivalMax never
+	// will (the SDK dropped the call without an answer): the mutations
+	// after it must not wait for it. A handler that does start later runs
+	// the call unregistered.
+	time.AfterFunc(arrivalMax, func() {
+		if a := f.takeArrival(callID); a != nil {
+			a.Drop()
+		}
+	})
+	return out
+}
+
+// arrivalMax bounds how long a registered call waits for its handler.
+const arrivalMax = 10 * time.Second
+
+// answered drops the registration of a call whose handler never took it.
+func (f *Frontend) answered(id json.RawMessage) {
+	f.mu.Lock()
+	key := idKey(id)
+	callID, ok := f.byRequest[key]
+	delete(f.byRequest, key)
+	a := f.arrivals[callID]
+	delete(f.arrivals, callID)
+	f.mu.Unlock()
+	if ok && a != nil {
+		a.Drop()
+	}
+}
+
+func (f *Frontend) takeArrival(callID string) *handlers.Arrival {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := f.arrivals[callID]
+	delete(f.arrivals, callID)
+	return a
+}
+
+// idKey is a request id as the same text whichever way it was written
+// ("\u0061" and "a", 5 and 5.0 are not told apart by the SDK either).
+func idKey(id json.RawMessage) string {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return string(id)
+	}
+	return fmt.Sprintf("%T:%v", v, v)
 }
 
 func (f *Frontend) noCardMessage(b Backend, c *cardInfo) string {
