@@ -580,8 +580,14 @@ func parseBashDenylist(raw json.RawMessage) (*string, error) {
 		return nil, invalidParams("invalid params: bashDenylist has %d entries; at most %d", len(list), denylistMaxEntries)
 	}
 	for i, e := range list {
-		if len(e) > denylistMaxEntry || !(strings.HasPrefix(e, "/") || strings.HasPrefix(e, "~/")) || path.Clean(e) == "/" || e == "~/" {
+		clean := path.Clean(e)
+		if len(e) > denylistMaxEntry || !(strings.HasPrefix(e, "/") || strings.HasPrefix(e, "~/")) || clean == "/" || strings.HasPrefix(e, "~/") && !strings.HasPrefix(clean, "~/") {
 			return nil, invalidParams("invalid params: bashDenylist[%d] must be an absolute path or start with ~/ (and name more than the root or the home directory)", i)
+		}
+		// Entries are paths, matched as written: a glob would be
+		// accepted and protect nothing.
+		if strings.ContainsAny(e, "*?[") {
+			return nil, invalidParams("invalid params: bashDenylist[%d] holds a glob character; entries are plain paths (a directory covers everything under it)", i)
 		}
 	}
 	b, _ := json.Marshal(list)

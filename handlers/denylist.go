@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"hostcore/sandbox"
@@ -61,6 +63,9 @@ var extglobRe = regexp.MustCompile(`[@!+*?]\([^()]*\)`)
 // glob reads; any mention of their names counts.
 type globOpts struct {
 	dotglob, nocase, globstar bool
+	// recursive: the command reads or copies whole trees (grep -r, find,
+	// tar, cp -a, rsync, ln): a directory above an entry names it too.
+	recursive bool
 }
 
 func checkDenylist(command, workspace, home string, extra []string) denial {
@@ -367,6 +372,11 @@ func readWords(command, home, workspace string) (words []string, tooComplex stri
 				continue
 			}
 			if len(q) > relaxedBytes || count == maxRelaxedTexts {
+				// Padding spent the bounds before this text: what is not
+				// read cannot be let through.
+				if tooComplex == "" {
+					tooComplex = "more nested or repeated text than the check reads"
+				}
 				break
 			}
 			done[q] = true
@@ -379,6 +389,9 @@ func readWords(command, home, workspace string) (words []string, tooComplex stri
 		}
 		queue = next
 	}
+	if tooComplex == "" && slices.ContainsFunc(queue, func(q string) bool { return !done[q] }) {
+		tooComplex = fmt.Sprintf("command strings nested deeper than %d", maxSubstDepth)
+	}
 	return words, tooComplex
 }
 
@@ -389,33 +402,90 @@ func firstDenied(words []string, entries [][]string, workspace, home string) str
 	// (ext''glob, dot{glob,x}, $'dot\x67lob').
 	mentioned := strings.Join(words, " ")
 	opts := globOpts{
-		dotglob:  strings.Contains(mentioned, "dotglob") || strings.Contains(mentioned, "GLOBIGNORE"),
-		nocase:   strings.Contains(mentioned, "nocaseglob") || caseInsensitiveFS,
-		globstar: strings.Contains(mentioned, "globstar"),
+		dotglob:   strings.Contains(mentioned, "dotglob") || strings.Contains(mentioned, "GLOBIGNORE"),
+		nocase:    strings.Contains(mentioned, "nocaseglob") || caseInsensitiveFS,
+		globstar:  strings.Contains(mentioned, "globstar"),
+		recursive: recursiveCommand(words),
 	}
 	seen := make(map[string]bool, len(words))
 	globs := globCache{}
-	for _, word := range words {
-		if seen[word] {
-			continue
-		}
-		seen[word] = true
-		for _, p := range pathReadings(word, workspace, home) {
-			if p == anyPath {
-				return word
-			}
-			if workspace != "" && sandbox.LexicallyInside(workspace, p) {
+	for _, w := range words {
+		for _, word := range gluedPaths(w) {
+			if seen[word] {
 				continue
 			}
-			pc := components(p)
-			for _, ec := range entries {
-				if globs.namesEntry(pc, ec, opts) {
-					return word
-				}
+			seen[word] = true
+			if d := deniedReading(word, entries, workspace, home, opts, globs); d {
+				return w
 			}
 		}
 	}
 	return ""
+}
+
+// deniedReading says whether a path word names one of the entries
+// outside the workspace.
+func deniedReading(word string, entries [][]string, workspace, home string, opts globOpts, globs globCache) bool {
+	for _, p := range pathReadings(word, workspace, home) {
+		if p == anyPath {
+			return true
+		}
+		if workspace != "" && sandbox.LexicallyInside(workspace, p) {
+			continue
+		}
+		pc := components(p)
+		for _, ec := range entries {
+			if globs.namesEntry(pc, ec, opts) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gluedPaths returns a word and the paths glued to the front of it: a
+// short option's value (-o/root/.ssh/x, -C$HOME/.ssh), a file given with @
+// (curl -d @$HOME/.aws/credentials), a path after '@', '=' or ':' (curl
+// -F file=@/home/me/.netrc). A relative path (src/) is not cut.
+func gluedPaths(w string) []string {
+	out := []string{w}
+	if len(w) < 2 || w[0] == '/' || w[0] == '~' || w[0] == '$' {
+		return out
+	}
+	if w[0] == '@' {
+		out = append(out, w[1:])
+	}
+	if w[0] == '-' && w[1] != '-' && len(w) > 2 {
+		out = append(out, w[2:])
+	}
+	if i := strings.IndexAny(w, "/~$"); i > 0 && strings.IndexByte("@=:", w[i-1]) >= 0 {
+		out = append(out, w[i:])
+	}
+	return out
+}
+
+// recursiveCommand says whether a command's words read or copy whole
+// trees, or make links (a link to ~ is the whole home under a new name).
+func recursiveCommand(words []string) bool {
+	copying := false
+	for _, w := range words {
+		switch w {
+		case "find", "tar", "rsync", "zip", "7z", "scp", "ln", "rg", "ag", "ack", "tree", "du",
+			"--recursive", "--archive", "--dereference-recursive", "--include", "--files":
+			return true
+		case "cp":
+			copying = true
+		}
+	}
+	for _, w := range words {
+		if len(w) < 2 || w[0] != '-' || w[1] == '-' || strings.ContainsFunc(w[1:], func(r rune) bool { return !unicode.IsLetter(r) }) {
+			continue
+		}
+		if strings.ContainsAny(w[1:], "rR") || copying && strings.Contains(w[1:], "a") {
+			return true
+		}
+	}
+	return false
 }
 
 // maxRelaxedBytes bounds the bytes the relaxed readings of one command
@@ -486,12 +556,18 @@ func pathReadings(word, workspace, home string) []string {
 		}
 	} else if strings.HasPrefix(word, "/") {
 		bases = []string{""}
-	} else if workspace != "" && strings.Contains(word, "..") {
+	} else if workspace != "" && (strings.Contains(word, "..") || dotDotGlob(word)) {
 		bases, rest = []string{workspace}, "/"+word
+	} else if workspace != "" {
+		// Relative: inside the workspace, unless a link on the way leads
+		// out (a repository may ship one to ~/.ssh).
+		if r := linkedReading(word, workspace); r != "" {
+			bases, rest = []string{""}, r
+		}
 	}
 	var out []string
 	for _, b := range bases {
-		if b == "" && !strings.HasPrefix(word, "/") {
+		if b == "" && !strings.HasPrefix(word, "/") && !strings.HasPrefix(rest, "/") {
 			continue // an unknown home
 		}
 		p := b + rest
@@ -510,6 +586,48 @@ func pathReadings(word, workspace, home string) []string {
 		}
 	}
 	return out
+}
+
+// dotDotGlob says whether a component of a relative word is a glob that
+// matches ".." (.?, .*, .[.]: bash before 5.2 and macOS's 3.2 match it).
+func dotDotGlob(word string) bool {
+	for _, c := range strings.Split(word, "/") {
+		if len(c) > 1 && c[0] == '.' && strings.ContainsAny(c, "*?[") && globMatch(c, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// linkedReading returns where a relative word leads through the links that
+// exist now under the workspace, "" when that is where it reads: the
+// longest part of it that exists has its links resolved.
+func linkedReading(word, workspace string) string {
+	lexical := filepath.Join(workspace, word)
+	q, tail := lexical, ""
+	for sandbox.Within(workspace, q) {
+		if real, err := filepath.EvalSymlinks(q); err == nil {
+			r := real + tail
+			if r == lexical {
+				return ""
+			}
+			return r
+		}
+		if target, err := os.Readlink(q); err == nil {
+			// A link to what does not exist (yet): where it points.
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(q), target)
+			}
+			return filepath.Clean(target + tail)
+		}
+		parent := filepath.Dir(q)
+		if parent == q {
+			break
+		}
+		tail = "/" + filepath.Base(q) + tail
+		q = parent
+	}
+	return ""
 }
 
 // homeVars matches $HOME, $PWD and $OLDPWD anywhere in a word
@@ -768,7 +886,7 @@ func (g globCache) namesEntry(pc, ec []string, o globOpts) bool {
 			if i >= len(ec) {
 				break // after the entry: inside it
 			}
-			if !g.namesEntry(pc[:i], ec[:i], globOpts{o.dotglob, o.nocase, false}) {
+			if !g.namesEntry(pc[:i], ec[:i], globOpts{dotglob: o.dotglob, nocase: o.nocase}) {
 				return false
 			}
 			for k := i; k <= len(ec); k++ {
@@ -780,7 +898,10 @@ func (g globCache) namesEntry(pc, ec []string, o globOpts) bool {
 		}
 	}
 	if len(pc) < len(ec) {
-		return false
+		if !o.recursive {
+			return false // ls ~ lists names; it reads no entry
+		}
+		ec = ec[:len(pc)] // a directory above the entry: the tree holds it
 	}
 	for i, want := range ec {
 		got := pc[i]
