@@ -25,6 +25,7 @@ func TestStartupSweep(t *testing.T) {
 	ghostScratch, ghostSnaps := mk("scratch", "ghost"), mk("snapshots", "ghost")
 	staleScratch := mk("scratch", "stale")
 	old := time.Now().Add(-8 * 24 * time.Hour)
+	os.Chtimes(filepath.Join(staleScratch, "f"), old, old) // nothing in it touched either
 	os.Chtimes(staleScratch, old, old)
 
 	if err := s.SweepOrphans(t.Context()); err != nil {

@@ -5,6 +5,7 @@ package scratch
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -30,15 +31,53 @@ func Ensure(dir string) error {
 
 // Remove deletes a session's scratch directory.
 func Remove(dir string) error {
-	if err := os.RemoveAll(dir); err != nil {
+	if err := removeAll(dir); err != nil {
 		return fmt.Errorf("removing scratch dir: %w", err)
 	}
 	return nil
 }
 
+// removeAll is os.RemoveAll that first makes the directories inside
+// writable when it has to: a command may leave a read-only tree (a Go
+// module cache), whose files os.RemoveAll cannot unlink, and what is left
+// would go to the next session given the same id. Links are not followed.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			// Checked again right before the chmod, which follows links.
+			if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+				os.Chmod(p, 0o700)
+			}
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// touchedSince says whether anything in dir, or dir itself, was modified
+// after cutoff: a file rewritten in place, or written into a subdirectory,
+// leaves the top directory's time as it was.
+func touchedSince(dir string, cutoff time.Time) bool {
+	touched := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().After(cutoff) {
+			touched = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return touched
+}
+
 // Sweep removes entries of parent (a directory of per-session directories)
-// whose session no longer exists, and, when maxAge > 0, those untouched for
-// longer than maxAge. It returns the names it removed.
+// whose session no longer exists, and, when maxAge > 0, those in which
+// nothing was modified for longer than maxAge. It returns the names it removed.
 func Sweep(parent string, exists func(sessionID string) bool, maxAge time.Duration, now time.Time) ([]string, error) {
 	entries, err := os.ReadDir(parent)
 	if os.IsNotExist(err) {
@@ -53,11 +92,11 @@ func Sweep(parent string, exists func(sessionID string) bool, maxAge time.Durati
 		stale := !exists(name)
 		if !stale && maxAge > 0 {
 			if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > maxAge {
-				stale = true
+				stale = !touchedSince(filepath.Join(parent, name), now.Add(-maxAge))
 			}
 		}
 		if stale {
-			if err := os.RemoveAll(filepath.Join(parent, name)); err == nil {
+			if err := removeAll(filepath.Join(parent, name)); err == nil {
 				removed = append(removed, name)
 			}
 		}
