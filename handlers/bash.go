@@ -149,6 +149,12 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 		// such file or directory", which names the wrong file.
 		return failResult(CodeToolFailed, "the workspace directory %s is gone (%v): the command was not run", escapeText(spec.Dir), errOrNotDir(err))
 	}
+	// The workspace is its canonical path: if a link now stands there (or
+	// on the way to it), the command would run in whatever it points to,
+	// where the file tools see only outside paths.
+	if real, err := filepath.EvalSymlinks(spec.Dir); err != nil || real != spec.Dir {
+		return policyDenied("the workspace path %s now leads to %s (a link was put in its place): the command was not run", escapeText(spec.Dir), escapeText(real))
+	}
 	res, err := process.Run(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -461,6 +467,10 @@ func (c *call) checkShell(ctx context.Context) (string, *ToolResult) {
 	want := c.p.Shell
 	if want != "" && !inCatalog(want) {
 		return "", failResult(CodeShellInvalid, "shell %q is not a command shell id (want one of windows-powershell, cmd, git-bash, bash)", escapeText(want))
+	}
+	if want != "" && !shellAvailable(want) {
+		// Refused before it pins: the turn keeps the shell it can run.
+		return "", failResult(CodeShellInvalid, "shell %q is not available on this machine (shells.list says which are)", want)
 	}
 	c.rt.mu.Lock()
 	pinned := c.rt.shells.pin(c.p.TurnID, cmp.Or(want, eff))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"hostcore/perms"
 )
@@ -80,6 +81,15 @@ func (s *Server) checkDelegate(ctx context.Context, c *call) *ToolResult {
 	return failResult(CodeToolDenied, "unknown delegate %q: the session has no such subagent definition", c.p.Delegate)
 }
 
+// Bounds of session.configure {subagents}: each dropped tool name gives a
+// warning naming its subagent, so without them a line of a megabyte
+// asked for gigabytes of warnings.
+const (
+	maxSubagents     = 64
+	maxSubagentName  = 128
+	maxSubagentTools = 64
+)
+
 // parseSubagents validates definitions: tools drawn only from the seven;
 // none declared means Read, Glob, Grep; "*" means all seven; unknown names
 // are dropped with a warning.
@@ -91,6 +101,9 @@ func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, nil, invalidParams("invalid params: subagents must be an array of {name, tools?}")
 	}
+	if len(in) > maxSubagents {
+		return nil, nil, invalidParams("invalid params: %d subagents; at most %d", len(in), maxSubagents)
+	}
 	allowed := map[string]bool{}
 	for _, t := range delegateTools {
 		allowed[t] = true
@@ -101,6 +114,9 @@ func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
 	for i, d := range in {
 		if d.Name == "" {
 			return nil, nil, invalidParams("invalid params: subagents[%d].name is required", i)
+		}
+		if len(d.Name) > maxSubagentName {
+			return nil, nil, invalidParams("invalid params: subagents[%d].name is longer than %d bytes", i, maxSubagentName)
 		}
 		if seen[d.Name] {
 			return nil, nil, invalidParams("invalid params: subagent %q is defined twice", d.Name)
@@ -117,12 +133,20 @@ func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
 			if err := json.Unmarshal(d.Tools, &names); err != nil {
 				return nil, nil, invalidParams(`invalid params: subagents[%d].tools must be an array of tool names or "*"`, i)
 			}
+			if len(names) > maxSubagentTools {
+				return nil, nil, invalidParams("invalid params: subagents[%d].tools has %d names; at most %d", i, len(names), maxSubagentTools)
+			}
 			def.Tools = []string{}
+			dropped := map[string]bool{}
 			for _, n := range names {
-				if allowed[n] {
-					def.Tools = append(def.Tools, n)
-				} else {
-					warnings = append(warnings, fmt.Sprintf("subagent %q: tool %q cannot be assigned to a delegate and was dropped", d.Name, n))
+				switch {
+				case allowed[n]:
+					if !slices.Contains(def.Tools, n) {
+						def.Tools = append(def.Tools, n)
+					}
+				case !dropped[n]:
+					dropped[n] = true
+					warnings = append(warnings, fmt.Sprintf("subagent %q: tool %q cannot be assigned to a delegate and was dropped", d.Name, bound(n, 128)))
 				}
 			}
 		}

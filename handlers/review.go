@@ -293,6 +293,11 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 	if err := rt.mut.wait(ctx, t); err != nil {
 		return nil, appError(CodeToolAborted, "rollback cancelled")
 	}
+	// A session.delete that came meanwhile ended the calls ahead of this
+	// one: the session is gone, and so is its undo.
+	if rt.isDeleted() {
+		return nil, appError(CodeSessionNotFound, "session %q was deleted while the rollback waited; nothing was changed", p.SessionID)
+	}
 	if sess.WorkspaceRoot == "" {
 		return nil, appError(CodeNoWorkspace, "session has no workspace")
 	}

@@ -108,6 +108,10 @@ func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, e
 	if !validMode(p.Mode) {
 		return nil, invalidParams("invalid params: mode must be agent, plan or goal")
 	}
+	if p.WorkspaceRoot == nil && p.Mode != perms.OpAgent {
+		// It could never submit (that needs a workspace), so never leave.
+		return nil, invalidParams("invalid params: a Temporary session (no workspaceRoot) cannot start in %s mode", p.Mode)
+	}
 	row := store.Session{ID: p.SessionID, PermissionMode: p.PermissionMode, Mode: p.Mode, Subagents: "[]", CreatedAt: store.Now()}
 	if p.WorkspaceRoot != nil {
 		root, err := canonicalDir(*p.WorkspaceRoot)
@@ -130,9 +134,15 @@ func canonicalDir(p string) (string, error) {
 	if p == "" {
 		return "", invalidParams("invalid params: workspaceRoot must be a directory path or null")
 	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", invalidParams("invalid params: workspaceRoot: %v", err)
+	// Not cleaned first: "link/.." is the parent of where the link
+	// leads, as the system opens it, not the directory it is written in.
+	abs := p
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", invalidParams("invalid params: workspaceRoot: %v", err)
+		}
+		abs = wd + string(filepath.Separator) + p
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,27 @@ func TestStorageErrorIsNotAMissingSession(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != CodeSessionLookupFailed {
 		t.Fatalf("execute: got %v, want SESSION_LOOKUP_FAILED", err)
+	}
+}
+
+// session.configure {subagents} is bounded: a 1 MB line of a long name and
+// thousands of unknown tools asked for gigabytes of warnings (a review ran
+// hostcore out of memory with it).
+func TestSubagentDefinitionsAreBounded(t *testing.T) {
+	long := strings.Repeat("n", 100_000)
+	tools := strings.Repeat(`"x",`, 3000) + `"Read"`
+	for _, raw := range []string{
+		`[{"name":"` + long + `","tools":["Read"]}]`,
+		`[{"name":"a","tools":[` + tools + `]}]`,
+		`[` + strings.Repeat(`{"name":"a"},`, 64) + `{"name":"b"}]`,
+	} {
+		if _, _, err := parseSubagents(json.RawMessage(raw)); err == nil {
+			t.Errorf("accepted %.60s...", raw)
+		}
+	}
+	// A name dropped many times is one warning.
+	defs, warns, err := parseSubagents(json.RawMessage(`[{"name":"a","tools":["x","x","x","Read","Read"]}]`))
+	if err != nil || len(warns) != 1 || len(defs[0].Tools) != 1 {
+		t.Fatalf("defs %v warnings %v err %v", defs, warns, err)
 	}
 }

@@ -632,6 +632,15 @@ func TestShellCatalog(t *testing.T) {
 	if _, err := ResolveBash(); !errors.Is(err, ErrShellNotFound) {
 		t.Errorf("broken override: %v", err)
 	}
+	// Relative, it was checked from hostcore's directory and run from the
+	// workspace's: the workspace's own file ran as the shell.
+	dir := t.TempDir()
+	os.WriteFile(dir+"/sh.sh", []byte("#!/bin/sh\n"), 0o755)
+	t.Chdir(dir)
+	t.Setenv("PI_DESKTOP_BASH", "./sh.sh")
+	if _, err := ResolveBash(); !errors.Is(err, ErrShellNotFound) {
+		t.Errorf("relative override: %v", err)
+	}
 }
 
 func TestLoginPath(t *testing.T) {

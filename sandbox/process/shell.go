@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -50,6 +51,11 @@ func Catalog() []Shell {
 // user who configured one learns it is broken.
 func ResolveBash() (string, error) {
 	if p := os.Getenv("PI_DESKTOP_BASH"); p != "" {
+		// Relative, it would be checked from hostcore's directory and run
+		// from the workspace's (the command's cwd): another file.
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("PI_DESKTOP_BASH=%q is not an absolute path: %w", p, ErrShellNotFound)
+		}
 		if isExecutable(p) {
 			return p, nil
 		}

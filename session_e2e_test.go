@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Findings of a review of sessions, settings and shells.
+
+// A link put in place of the workspace directory does not move Bash's cwd
+// there (the file tools already treated every path as outside).
+func TestBashRefusesAWorkspaceReplacedByALink(t *testing.T) {
+	_, _, c, ws, _ := hostWithSession(t, "auto")
+	os.Rename(ws, ws+".old")
+	os.Symlink("/etc", ws)
+	r := c.call(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "b", "toolName": "Bash", "args": map[string]any{"command": "pwd -P"}})
+	if r["errorCode"] != "TOOL_DENIED" || strings.Contains(r["message"].(string), "\n/etc") {
+		t.Fatalf("Bash in a workspace swapped for a link: %v", r)
+	}
+}
+
+// A rollback queued behind the session's mutations when the session is
+// deleted does not run afterwards.
+func TestRollbackQueuedBehindADeletedSessionDoesNotRun(t *testing.T) {
+	_, h, c, ws, _ := hostWithSession(t, "accept-edits")
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("ORIGINAL"), 0o644)
+	snap := snapshotOf(t, c.call(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w1", "toolName": "Write",
+		"args": map[string]any{"path": "a.txt", "content": "CHANGED"}}))
+	c.call(3, "session.configure", map[string]any{"sessionId": "s", "permissionMode": "ask"})
+	c.send(4, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w2", "toolName": "Write", "args": map[string]any{"path": "b.txt", "content": "x"}})
+	h.nextCard(t) // the Write waits on its card, holding the session's turn
+	c.send(5, "review.rollback", map[string]any{"sessionId": "s", "snapshotId": snap})
+	c.call(6, "session.delete", map[string]any{"sessionId": "s"})
+	c.result(4)
+	if _, code := c.answerOf(5); code != "error:SESSION_NOT_FOUND" {
+		t.Fatalf("rollback after the delete: %q", code)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != "CHANGED" {
+		t.Fatalf("a.txt is %q: the rollback ran after the session was deleted", got)
+	}
+}
+
+// "link/.." is bound as the system opens it: the parent of where the link
+// leads, not the directory the link is in.
+func TestWorkspaceRootDotDotAfterALink(t *testing.T) {
+	_, _, c, ws, _ := hostWithSession(t, "auto")
+	target := filepath.Join(t.TempDir(), "deep", "dir")
+	os.MkdirAll(target, 0o755)
+	os.Symlink(target, filepath.Join(ws, "deeplink"))
+	r := c.call(2, "session.create", map[string]any{"sessionId": "dd", "workspaceRoot": filepath.Join(ws, "deeplink") + "/.."})
+	want, _ := filepath.EvalSymlinks(filepath.Dir(target))
+	if r["workspaceRoot"] != want {
+		t.Fatalf("workspaceRoot %v, want %s", r["workspaceRoot"], want)
+	}
+	c.send(3, "session.create", map[string]any{"sessionId": "nx", "workspaceRoot": filepath.Join(ws, "nonexist") + "/.."})
+	if _, code := c.answerOf(3); code != "error:INVALID_ARGUMENT" {
+		t.Fatalf("a path through a missing directory: %q", code)
+	}
+}
+
+// A shell the platform lacks is refused without pinning the turn to it;
+// the turn's next Bash runs. A Temporary session cannot start in plan.
+func TestUnavailableShellDoesNotPinTheTurn(t *testing.T) {
+	_, _, c, _, _ := hostWithSession(t, "auto")
+	bash := func(id int, callID string, shell string) map[string]any {
+		p := map[string]any{"sessionId": "s", "turnId": "t2", "toolCallId": callID, "toolName": "Bash", "args": map[string]any{"command": "true"}}
+		if shell != "" {
+			p["shell"] = shell
+		}
+		return c.call(id, "tools.execute", p)
+	}
+	if r := bash(2, "g", "git-bash"); r["errorCode"] != "COMMAND_SHELL_INVALID" {
+		t.Fatalf("git-bash on linux: %v", r)
+	}
+	if r := bash(3, "b", ""); r["ok"] != true {
+		t.Fatalf("the turn's next Bash: %v", r)
+	}
+	c.send(4, "session.create", map[string]any{"sessionId": "tmp", "workspaceRoot": nil, "mode": "plan"})
+	if _, code := c.answerOf(4); code != "error:INVALID_ARGUMENT" {
+		t.Fatalf("a Temporary session in plan mode: %q", code)
+	}
+}
