@@ -60,23 +60,10 @@ func TestWorkspaceRootDotDotAfterALink(t *testing.T) {
 	}
 }
 
-// A shell the platform lacks is refused without pinning the turn to it;
-// the turn's next Bash runs. A Temporary session cannot start in plan.
-func TestUnavailableShellDoesNotPinTheTurn(t *testing.T) {
+// A Temporary session cannot start in plan mode: it could never submit,
+// so never leave.
+func TestTemporarySessionCannotStartInPlanMode(t *testing.T) {
 	_, _, c, _, _ := hostWithSession(t, "auto")
-	bash := func(id int, callID string, shell string) map[string]any {
-		p := map[string]any{"sessionId": "s", "turnId": "t2", "toolCallId": callID, "toolName": "Bash", "args": map[string]any{"command": "true"}}
-		if shell != "" {
-			p["shell"] = shell
-		}
-		return c.call(id, "tools.execute", p)
-	}
-	if r := bash(2, "g", "git-bash"); r["errorCode"] != "COMMAND_SHELL_INVALID" {
-		t.Fatalf("git-bash on linux: %v", r)
-	}
-	if r := bash(3, "b", ""); r["ok"] != true {
-		t.Fatalf("the turn's next Bash: %v", r)
-	}
 	c.send(4, "session.create", map[string]any{"sessionId": "tmp", "workspaceRoot": nil, "mode": "plan"})
 	if _, code := c.answerOf(4); code != "error:INVALID_ARGUMENT" {
 		t.Fatalf("a Temporary session in plan mode: %q", code)

@@ -468,10 +468,6 @@ func (c *call) checkShell(ctx context.Context) (string, *ToolResult) {
 	if want != "" && !inCatalog(want) {
 		return "", failResult(CodeShellInvalid, "shell %q is not a command shell id (want one of windows-powershell, cmd, git-bash, bash)", escapeText(want))
 	}
-	if want != "" && !shellAvailable(want) {
-		// Refused before it pins: the turn keeps the shell it can run.
-		return "", failResult(CodeShellInvalid, "shell %q is not available on this machine (shells.list says which are)", want)
-	}
 	c.rt.mu.Lock()
 	pinned := c.rt.shells.pin(c.p.TurnID, cmp.Or(want, eff))
 	c.rt.mu.Unlock()
