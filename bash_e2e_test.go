@@ -433,3 +433,41 @@ func TestManyEscapeesOfAKilledReaper(t *testing.T) {
 		t.Fatalf("the sweep took too long: the call %v after the kill, an unrelated call %v", sweep, other)
 	}
 }
+
+// TestSlowClientGetsTheWholeOutput: a client that stops reading for a while
+// gets every byte of a command that ended meanwhile. The drain deadline
+// (2 s after the command ends, for writers that escaped the tree) used to
+// pass while hostcore waited on the client, and what was still in the
+// command's pipe, about 750 KB of 2 MB, was dropped without a word.
+func TestSlowClientGetsTheWholeOutput(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	cmd := exec.Command(bin, "--data-dir", data)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"b","toolName":"Bash","args":{"command":"seq 1 300000"}}}`)
+	time.Sleep(4 * time.Second) // not reading: the command ends, hostcore waits on us
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var m struct {
+			ID     int
+			Result struct {
+				Details struct{ StdoutBytes int64 }
+			}
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID == 2 {
+			if want := int64(1988895); m.Result.Details.StdoutBytes != want {
+				t.Fatalf("stdoutBytes %d, want %d: the end of the output was lost", m.Result.Details.StdoutBytes, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no answer")
+}

@@ -49,3 +49,19 @@ func setDirect(f *os.File, on bool) error {
 	}
 	return serr
 }
+
+// pending returns the bytes waiting in a pipe or terminal to be read
+// (FIONREAD, TIOCINQ on Linux), 0 if that cannot be told.
+func pending(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	rc.Control(func(fd uintptr) {
+		if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil {
+			n = v
+		}
+	})
+	return n
+}

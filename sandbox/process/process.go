@@ -379,6 +379,7 @@ func pump(r *os.File, c *capture, onOutput func(string, int, [][]byte)) {
 		buf = make([]byte, readBuf)
 	}
 	grown := false
+	draining, left := false, 0
 	for {
 		// With an emitter, read straight into a pooled chunk and hand it
 		// over: emit returns it once appended, so a flood reuses a few
@@ -414,7 +415,25 @@ func pump(r *os.File, c *capture, onOutput func(string, int, [][]byte)) {
 		if err != nil {
 			// io.EOF for a pipe; EIO from a pty master once every slave is
 			// closed; a deadline error if a writer escaped the tree.
-			break
+			if !errors.Is(err, os.ErrDeadlineExceeded) || draining {
+				break
+			}
+			// The drain deadline may have passed while this goroutine
+			// waited on a slow client (the emitter holds it back): what
+			// is in the pipe now was written, most of it before the
+			// command ended, and is read, however long the client takes;
+			// an escaped writer adds at most a pipeful.
+			if draining, left = true, pending(r); left <= 0 {
+				break
+			}
+		}
+		if draining {
+			if left -= n; left <= 0 {
+				break
+			}
+			// Each read gets its own short bound: the wait for the client
+			// between two reads is no writer's fault.
+			r.SetReadDeadline(time.Now().Add(drainRead))
 		}
 	}
 	if ch != nil {
@@ -422,6 +441,10 @@ func pump(r *os.File, c *capture, onOutput func(string, int, [][]byte)) {
 	}
 	<-done
 }
+
+// drainRead bounds one read of what was left in a pipe at the drain
+// deadline (see pump): the bytes are there, so a read returns at once.
+const drainRead = 100 * time.Millisecond
 
 // status is the reaper's report.
 type status struct {
