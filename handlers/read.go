@@ -89,6 +89,9 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 			return aborted(ctx)
 		}
 		if line+1 >= a.Offset && (shown == a.Limit || out.Len() > readMaxOutput) {
+			if _, err := br.Peek(1); err == io.EOF {
+				break // the window ended with the file: nothing was cut
+			}
 			// The window is full: count what is left without keeping it,
 			// unless the file is too big to be worth reading to the end.
 			truncated = true
@@ -176,6 +179,7 @@ var errNUL = errors.New("NUL byte")
 func readLine(ctx context.Context, br *bufio.Reader, max int) ([]byte, int, error) {
 	var line, carry []byte
 	got, runes, dropped := false, 0, 0
+	var last byte // the line's last byte before its '\n'
 	for {
 		chunk, err := br.ReadSlice('\n')
 		got = got || len(chunk) > 0
@@ -184,6 +188,9 @@ func readLine(ctx context.Context, br *bufio.Reader, max int) ([]byte, int, erro
 		}
 		if err == nil {
 			chunk = chunk[:len(chunk)-1]
+		}
+		if len(chunk) > 0 {
+			last = chunk[len(chunk)-1]
 		}
 		data := chunk
 		if len(carry) > 0 {
@@ -221,6 +228,9 @@ func readLine(ctx context.Context, br *bufio.Reader, max int) ([]byte, int, erro
 		}
 		if line == nil {
 			line = []byte{}
+		}
+		if err == nil && dropped > 0 && last == '\r' {
+			dropped-- // the '\r' of a CRLF ending is no character of the line
 		}
 		return line, dropped, err
 	}

@@ -180,3 +180,28 @@ func (r repeatReader) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// A window that ends exactly at the end of the file is not truncated (a
+// review: "use offset 2001 to continue", and offset 2001 was refused), and
+// the '\r' of a CRLF line of exactly the cut length is no cut character.
+func TestReadWindowEndingWithTheFile(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "r", "agent", "ask")
+	var b strings.Builder
+	for i := 1; i <= 2000; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	os.WriteFile(filepath.Join(ws, "seq2000.txt"), []byte(b.String()), 0o644)
+	os.WriteFile(filepath.Join(ws, "three.txt"), []byte("a\nb\nc\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "crlf.txt"), []byte(strings.Repeat("x", readMaxLineChars)+"\r\n"), 0o644)
+	for i, c := range []struct {
+		path  string
+		limit int
+	}{{"seq2000.txt", 0}, {"three.txt", 3}, {"crlf.txt", 0}} {
+		r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: fmt.Sprint("w", i), ToolName: "Read", Args: readArgsJSON(c.path, 0, c.limit)})
+		text := r.Content[0].Text
+		if d := r.Details.(ReadDetails); d.Truncated || strings.Contains(text, "truncated") || strings.Contains(text, "line cut") {
+			t.Errorf("%s limit %d: truncated=%v\n...%s", c.path, c.limit, d.Truncated, text[max(0, len(text)-120):])
+		}
+	}
+}

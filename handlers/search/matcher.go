@@ -259,7 +259,7 @@ func (m *regexMatcher) next(data []byte, from int) (int, int, bool) {
 			return 0, 0, false
 		}
 		s, e := from+loc[0], from+loc[1]
-		if s >= len(data) {
+		if s >= len(data) && (len(data) == 0 || data[len(data)-1] == '\n') {
 			return 0, 0, false // empty match after the final newline: no line there
 		}
 		ls, le := lineAround(data, from, s)

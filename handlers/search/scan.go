@@ -40,6 +40,10 @@ type fileScan struct {
 	out    []byte
 	lines  int
 	full   bool // per-file output already exceeds what can be shown
+	// capped: the output has reached its bound; the next line that would
+	// be written makes it full (a file whose matches exactly fill the
+	// bound is shown whole, and not said to be cut).
+	capped bool
 	lineNo int  // line number at the scan position (content mode)
 	// regionStart is the line number of the current region's first byte.
 	regionStart int
@@ -279,6 +283,10 @@ func (fs *fileScan) emit(n int, line []byte, match bool) {
 	if fs.full || n <= fs.emitted {
 		return
 	}
+	if fs.capped {
+		fs.full = true // a line beyond the bound: the output is cut
+		return
+	}
 	if fs.emitted > 0 && n != fs.emitted+1 && fs.g.o.Context > 0 {
 		fs.out = append(fs.out, "--\n"...)
 	}
@@ -300,7 +308,7 @@ func (fs *fileScan) emit(n int, line []byte, match bool) {
 	fs.lines++
 	fs.emitted = n
 	if fs.lines >= fs.g.headLimit || len(fs.out) >= fs.g.maxBytes {
-		fs.full = true
+		fs.capped = true
 	}
 }
 

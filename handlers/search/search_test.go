@@ -178,6 +178,15 @@ func TestGrepModes(t *testing.T) {
 		{"anchors", GrepOptions{Pattern: "^bar$", Mode: ModeContent}, "b.go:2:bar\n", 1, 1},
 		{"head limit", GrepOptions{Pattern: "l", Mode: ModeContent, HeadLimit: 2, Include: "a.go"},
 			"a.go:1:l1\na.go:3:l3\n[output truncated: 2 lines shown; 9 matching lines in 1 files; narrow the pattern, path or include]\n", 1, 9},
+		// a review's findings: matches that exactly fill the limit are
+		// not cut; an empty match at the end of an unterminated last
+		// line is a match on it, as in ripgrep
+		{"head limit filled exactly", GrepOptions{Pattern: "foo", Mode: ModeContent, HeadLimit: 3, Include: "a.go"},
+			"a.go:2:foo 1\na.go:7:foo 7\na.go:9:foo 9\n", 1, 3},
+		{"end of an unterminated last line", GrepOptions{Pattern: `\s*$`, Mode: ModeContent, Include: "noeol.go"},
+			"noeol.go:1:l1\nnoeol.go:2:foo\n", 1, 2},
+		{"dollar on an unterminated last line", GrepOptions{Pattern: `$`, Mode: ModeCount, Include: "noeol.go"},
+			"noeol.go:2\n", 1, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
