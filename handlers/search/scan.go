@@ -34,17 +34,17 @@ func newScanState() any { return &scanState{buf: make([]byte, readChunk)} }
 
 // fileScan is the state of searching one file.
 type fileScan struct {
-	g      *grepRun
-	rel    string
-	count  int
-	out    []byte
-	lines  int
-	full   bool // per-file output already exceeds what can be shown
+	g     *grepRun
+	rel   string
+	count int
+	out   []byte
+	lines int
+	full  bool // per-file output already exceeds what can be shown
 	// capped: the output has reached its bound; the next line that would
 	// be written makes it full (a file whose matches exactly fill the
 	// bound is shown whole, and not said to be cut).
 	capped bool
-	lineNo int  // line number at the scan position (content mode)
+	lineNo int // line number at the scan position (content mode)
 	// regionStart is the line number of the current region's first byte.
 	regionStart int
 	emitted     int // number of the last line written to out, 0 for none
