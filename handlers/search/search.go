@@ -324,6 +324,9 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 		prefix:   prefix,
 		ignore:   chain,
 		maxDepth: -1,
+		// An include that names a dot-name (.env, .github/**) asks for
+		// hidden entries, as Glob's pattern does.
+		hidden:   namesHidden(o.Include),
 		newState: newScanState,
 		visit: func(w *worker, abs, rel string) error {
 			return g.scanFile(w.state.(*scanState), abs, rel)

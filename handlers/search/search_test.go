@@ -152,6 +152,7 @@ func TestGrepModes(t *testing.T) {
 		"c.ts":     "x\nfoo\n",
 		"d/e.go":   "nothing\n",
 		"noeol.go": "l1\nfoo",
+		".env":     "foo=1\n",
 	})
 	tests := []struct {
 		name string
@@ -181,6 +182,7 @@ func TestGrepModes(t *testing.T) {
 		// a review's findings: matches that exactly fill the limit are
 		// not cut; an empty match at the end of an unterminated last
 		// line is a match on it, as in ripgrep
+		{"include naming a hidden file", GrepOptions{Pattern: "foo", Include: ".env"}, ".env\n", 1, 1},
 		{"head limit filled exactly", GrepOptions{Pattern: "foo", Mode: ModeContent, HeadLimit: 3, Include: "a.go"},
 			"a.go:2:foo 1\na.go:7:foo 7\na.go:9:foo 9\n", 1, 3},
 		{"end of an unterminated last line", GrepOptions{Pattern: `\s*$`, Mode: ModeContent, Include: "noeol.go"},
