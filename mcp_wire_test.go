@@ -84,7 +84,7 @@ func TestMCPSIGTERMCancelsRunningCalls(t *testing.T) {
 	m := fmt.Sprint(700000 + time.Now().UnixNano()%100000)
 	h.send(t, mcpCall(2, "Bash", map[string]any{"command": "sleep " + m}))
 	deadline := time.Now().Add(10 * time.Second)
-	for len(withMarker("sleep "+m)) == 0 && time.Now().Before(deadline) {
+	for len(withMarker(m)) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	start := time.Now()
@@ -95,7 +95,7 @@ func TestMCPSIGTERMCancelsRunningCalls(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second {
 		t.Fatalf("SIGTERM took %v", took)
 	}
-	if left := withMarker("sleep " + m); len(left) > 0 {
+	if left := withMarker(m); len(left) > 0 {
 		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
 		t.Fatalf("the command survived: %v", left)
 	}
@@ -114,7 +114,7 @@ func TestMCPEscapeeOfAKilledReaperDies(t *testing.T) {
 	h.send(t, mcpCall(2, "Bash", map[string]any{"command": "setsid env -i /bin/sleep " + m + " </dev/null >/dev/null 2>&1 & sleep 0.3; kill -9 $PPID; sleep 1"}))
 	h.next(t, `{"id":2}`)
 	time.Sleep(300 * time.Millisecond)
-	if left := withMarker("sleep " + m); len(left) > 0 {
+	if left := withMarker(m); len(left) > 0 {
 		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
 		t.Fatalf("the escapee survived: %v", left)
 	}
