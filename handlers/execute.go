@@ -203,17 +203,16 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
-	for name, v := range map[string]string{"sessionId": p.SessionID, "turnId": p.TurnID, "toolCallId": p.ToolCallID, "toolName": p.ToolName} {
-		if v == "" {
-			return nil, invalidParams("invalid params: %s is required", name)
-		}
-	}
-	// Identifiers are stored in every audit row and logged: a megabyte of
-	// toolName must not be.
-	for name, v := range map[string]string{"turnId": p.TurnID, "toolCallId": p.ToolCallID, "toolName": p.ToolName, "promptId": p.PromptID,
-		"messageId": p.MessageID, "delegate": p.Delegate, "shell": p.Shell} {
-		if len(v) > maxIdentBytes {
-			return nil, invalidParams("invalid params: %s is longer than %d bytes", name, maxIdentBytes)
+	// The first four are required. Identifiers are stored in every audit
+	// row and logged: a megabyte of toolName must not be. (An array, not a
+	// map: this runs on every call, and the first bad field is named.)
+	for i, f := range [...]struct{ name, v string }{{"sessionId", p.SessionID}, {"turnId", p.TurnID}, {"toolCallId", p.ToolCallID},
+		{"toolName", p.ToolName}, {"promptId", p.PromptID}, {"messageId", p.MessageID}, {"delegate", p.Delegate}, {"shell", p.Shell}} {
+		switch {
+		case f.v == "" && i < 4:
+			return nil, invalidParams("invalid params: %s is required", f.name)
+		case len(f.v) > maxIdentBytes && i > 0:
+			return nil, invalidParams("invalid params: %s is longer than %d bytes", f.name, maxIdentBytes)
 		}
 	}
 	if p.PromptID == "" {

@@ -114,15 +114,7 @@ func (s *Server) FrontendTools(ctx context.Context, sessionID string) ([]Fronten
 // mutation ticket is taken on entry, so a frontend that calls Execute in
 // arrival order gets its mutations applied in that order.
 func (s *Server) Execute(ctx context.Context, p ExecuteParams) (*ToolResult, error) {
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.execute(ctx, raw, s.takeTicket(raw))
-	if err != nil {
-		return nil, err
-	}
-	return out.(*ToolResult), nil
+	return s.ExecuteArrival(ctx, s.Arrive(p), p.Args)
 }
 
 // Arrival is a call registered the moment a frontend read it (Arrive),
@@ -134,9 +126,12 @@ type Arrival struct {
 	tk *ticket
 }
 
-// Arrive registers a call; p needs no args yet.
+// Arrive registers a call; p needs no args yet (and its args, if set, are
+// not encoded here: the ticket needs only the ids and the tool's name).
 func (s *Server) Arrive(p ExecuteParams) *Arrival {
-	raw, _ := json.Marshal(p)
+	ids := p
+	ids.Args = nil
+	raw, _ := json.Marshal(ids)
 	return &Arrival{p: p, tk: s.takeTicket(raw)}
 }
 

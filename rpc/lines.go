@@ -56,8 +56,10 @@ func (c *checkedLines) Read(p []byte) (int, error) {
 		if err != nil {
 			return 0, io.EOF
 		}
-		if line = bytes.TrimSpace(line); len(line) > 0 && c.s.wellFormed(line) {
-			c.next = append(c.hooked(line), '\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			if p, ok := c.s.wellFormed(line); ok {
+				c.next = append(c.hooked(line, p), '\n')
+			}
 		}
 	}
 	n := copy(p, c.next)
@@ -67,23 +69,20 @@ func (c *checkedLines) Read(p []byte) (int, error) {
 
 func (c *checkedLines) Close() error { return nil }
 
-// hooked passes a request through the Request hook.
-func (c *checkedLines) hooked(line []byte) []byte {
-	if c.hooks == nil || c.hooks.Request == nil {
-		return line
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(line, &m) != nil || len(m["id"]) == 0 || string(m["id"]) == "null" || len(m["method"]) == 0 {
+// hooked passes a request through the Request hook; p is the line's
+// envelope, as wellFormed read it.
+func (c *checkedLines) hooked(line []byte, p probe) []byte {
+	if c.hooks == nil || c.hooks.Request == nil || len(p.ID) == 0 || string(p.ID) == "null" || !p.hasMethod() {
 		return line
 	}
 	var method string
-	json.Unmarshal(m["method"], &method)
-	params := c.hooks.Request(m["id"], method, m["params"])
+	json.Unmarshal(p.Method, &method)
+	params := c.hooks.Request(p.ID, method, p.Params)
 	if params == nil {
 		return line
 	}
-	m["params"] = params
-	out, err := json.Marshal(m)
+	p.members["params"] = params
+	out, err := json.Marshal(p.members)
 	if err != nil {
 		return line
 	}
@@ -122,65 +121,36 @@ func responseID(line []byte) json.RawMessage {
 }
 
 // wellFormed says whether line is one JSON-RPC message a library can take,
-// answering it (or, for a reply, logging it) when it is not.
-func (s *lineStream) wellFormed(line []byte) bool {
-	if !utf8.Valid(line) {
-		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid UTF-8", "")
-		return false
+// answering it (or, for a reply, logging it) when it is not; the envelope
+// read is returned for the hooks.
+func (s *lineStream) wellFormed(line []byte) (probe, bool) {
+	p, ok := s.frame(line)
+	if !ok {
+		return p, false
 	}
-	if !json.Valid(line) {
-		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid JSON", "")
-		return false
-	}
-	switch line[0] {
-	case '[':
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "batch requests are not supported: send one message per line", "")
-		return false
-	case '{':
-	default:
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: a message must be a JSON object", "")
-		return false
-	}
-	p, err := readProbe(line)
-	if err != nil {
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: "+err.Error(), "")
-		return false
-	}
-	hasMethod := len(p.Method) > 0 && string(p.Method) != "null"
-	hasResult := len(p.Result) > 0
-	hasError := len(p.Error) > 0 && string(p.Error) != "null"
 	idOK := integerOrStringID(p.ID)
-	if !hasMethod && (hasResult || hasError) {
-		if !idOK || p.JSONRPC == nil || *p.JSONRPC != "2.0" || hasResult == hasError || (hasError && p.Error[0] != '{') {
+	if !p.hasMethod() && (p.hasResult() || p.hasError()) {
+		if !idOK || p.JSONRPC == nil || *p.JSONRPC != "2.0" || p.hasResult() == p.hasError() || (p.hasError() && p.Error[0] != '{') {
 			s.log.Warn("malformed reply from the client dropped", "line", string(line[:min(len(line), 200)]))
-			return false
+			return p, false
 		}
-		return true
+		return p, true
 	}
 	var id json.RawMessage
 	if idOK && len(p.ID) > 0 && string(p.ID) != "null" {
 		id = p.ID
 	}
-	var method string
-	switch {
+	switch why := p.requestProblem(); {
 	case !idOK:
 		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or an integer", "")
-	case p.JSONRPC == nil || *p.JSONRPC != "2.0":
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, "")
-	case !hasMethod:
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: missing method", "")
-	case hasResult || hasError:
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: both method and result/error", "")
-	case json.Unmarshal(p.Method, &method) != nil || method == "":
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: method must be a non-empty string", "")
-	case string(p.ID) == "null":
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must not be null", "")
+	case why != "":
+		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: "+why, "")
 	case len(p.Params) > 0 && p.Params[0] != '{' && p.Params[0] != '[':
 		s.replyError(id, jsonrpc2.CodeInvalidParams, "invalid params: params must be an object or an array", "INVALID_ARGUMENT")
 	default:
-		return true
+		return p, true
 	}
-	return false
+	return p, false
 }
 
 // integerOrStringID says whether raw is absent, null, a UTF-8 string or an

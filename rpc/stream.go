@@ -207,6 +207,60 @@ type probe struct {
 	Params  json.RawMessage
 	Result  json.RawMessage
 	Error   json.RawMessage
+	members map[string]json.RawMessage // every member, as read
+}
+
+func (p probe) hasMethod() bool { return len(p.Method) > 0 && string(p.Method) != "null" }
+func (p probe) hasResult() bool { return len(p.Result) > 0 }
+func (p probe) hasError() bool  { return len(p.Error) > 0 && string(p.Error) != "null" }
+
+// frame reads a line's envelope; a line that is not one UTF-8 JSON object
+// is answered here (-32700, or -32600 for a batch or another value) and
+// false returned. Both readers, the native loop's and MessageLines, start
+// with it.
+func (s *lineStream) frame(line []byte) (probe, bool) {
+	if !utf8.Valid(line) {
+		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid UTF-8", "")
+		return probe{}, false
+	}
+	if !json.Valid(line) {
+		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid JSON", "")
+		return probe{}, false
+	}
+	switch line[0] {
+	case '[':
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "batch requests are not supported: send one message per line", "")
+		return probe{}, false
+	case '{':
+	default:
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: a message must be a JSON object", "")
+		return probe{}, false
+	}
+	p, err := readProbe(line)
+	if err != nil {
+		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: "+err.Error(), "")
+		return probe{}, false
+	}
+	return p, true
+}
+
+// requestProblem says why a message read as a request is not one ("" when
+// it is), its id's kind aside: each reader has its own rule for that.
+func (p probe) requestProblem() string {
+	var m string
+	switch {
+	case p.JSONRPC == nil || *p.JSONRPC != "2.0":
+		return `"jsonrpc" must be "2.0"`
+	case p.hasMethod() && (p.hasResult() || p.hasError()):
+		return "both method and result/error"
+	case !p.hasMethod():
+		return "missing method"
+	case json.Unmarshal(p.Method, &m) != nil || m == "":
+		return "method must be a non-empty string"
+	case string(p.ID) == "null":
+		return "id must not be null"
+	}
+	return ""
 }
 
 // readProbe reads the envelope members by their exact names: JSON-RPC
@@ -217,7 +271,7 @@ func readProbe(line []byte) (probe, error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return probe{}, err
 	}
-	p := probe{ID: m["id"], Method: m["method"], Params: m["params"], Result: m["result"], Error: m["error"]}
+	p := probe{ID: m["id"], Method: m["method"], Params: m["params"], Result: m["result"], Error: m["error"], members: m}
 	if raw, ok := m["jsonrpc"]; ok {
 		var v string
 		if json.Unmarshal(raw, &v) == nil {
@@ -239,34 +293,13 @@ func readProbe(line []byte) (probe, error) {
 // line of megabytes that took seconds and dozens of times its size in
 // memory, while no other line, permission replies included, was read.
 func (s *lineStream) prepare(line []byte) ([]byte, bool) {
-	if !utf8.Valid(line) {
-		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid UTF-8", "")
-		return nil, false
-	}
-	if !json.Valid(line) {
-		s.replyError(nil, jsonrpc2.CodeParseError, "parse error: line is not valid JSON", "")
-		return nil, false
-	}
-	switch line[0] {
-	case '[':
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "batch requests are not supported: send one request per line", "")
-		return nil, false
-	case '{':
-	default:
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: a message must be a JSON object", "")
-		return nil, false
-	}
-	p, err := readProbe(line)
-	if err != nil {
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: "+err.Error(), "")
+	p, ok := s.frame(line)
+	if !ok {
 		return nil, false
 	}
 	id, idOK := wireID(p.ID)
-	hasMethod := len(p.Method) > 0 && string(p.Method) != "null"
-	hasResult := len(p.Result) > 0
-	hasError := len(p.Error) > 0 && string(p.Error) != "null"
-	if !hasMethod && (hasResult || hasError || (idOK && s.isPending(id))) {
-		return s.reply(p, id, idOK, hasResult, hasError)
+	if !p.hasMethod() && (p.hasResult() || p.hasError() || (idOK && s.isPending(id))) {
+		return s.reply(p, id, idOK, p.hasResult(), p.hasError())
 	}
 	// jsonID is the id jsonrpc2 sees; id, the one errors answered here echo.
 	jsonID := id
@@ -281,25 +314,8 @@ func (s *lineStream) prepare(line []byte) ([]byte, bool) {
 		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or a number", "")
 		return nil, false
 	}
-	if p.JSONRPC == nil || *p.JSONRPC != "2.0" {
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, "")
-		return nil, false
-	}
-	switch {
-	case hasMethod && (hasResult || hasError):
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: both method and result/error", "")
-		return nil, false
-	case !hasMethod:
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: missing method", "")
-		return nil, false
-	}
-	var m string
-	if json.Unmarshal(p.Method, &m) != nil || m == "" {
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: method must be a non-empty string", "")
-		return nil, false
-	}
-	if string(p.ID) == "null" {
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must not be null", "")
+	if why := p.requestProblem(); why != "" {
+		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: "+why, "")
 		return nil, false
 	}
 	msg := append([]byte(`{"jsonrpc":"2.0","method":`), p.Method...)
