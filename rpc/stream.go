@@ -162,6 +162,7 @@ func (s *lineStream) readLine() ([]byte, error) {
 				tooLong = true
 				buf = nil
 			} else {
+				buf = grow(buf, len(chunk))
 				buf = append(buf, chunk...)
 			}
 		}
@@ -182,6 +183,20 @@ func (s *lineStream) readLine() ([]byte, error) {
 		}
 		return trimEOL(buf), nil
 	}
+}
+
+// grow makes room for n more bytes in buf, doubling its capacity: a long
+// line (a large Write) arrives in bufio-sized pieces, and append's own
+// growth, a quarter at a time past a few hundred KiB, made reading a 15 MiB
+// line take 70-170 ms against 10-35 ms doubled (BenchmarkReadLongLine).
+// The capacity stops at the longest line readLine keeps.
+func grow(buf []byte, n int) []byte {
+	if len(buf)+n <= cap(buf) {
+		return buf
+	}
+	nb := make([]byte, len(buf), min(max(2*cap(buf), len(buf)+n), max(MaxLine+2, len(buf)+n)))
+	copy(nb, buf)
+	return nb
 }
 
 // readLine's cap while reading leaves room for "\r\n"; the limit itself

@@ -1,0 +1,51 @@
+package rpc
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"testing"
+)
+
+// BenchmarkReadLongLine reads one 15 MiB line, the size of a large Write:
+// what the line reader costs before any JSON is looked at.
+func BenchmarkReadLongLine(b *testing.B) {
+	line := append(bytes.Repeat([]byte("x"), 15<<20), '\n')
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		s := newLineStream(bytes.NewReader(line), io.Discard, slog.New(slog.DiscardHandler))
+		if got, err := s.nextLine(); err != nil || len(got) != len(line)-1 {
+			b.Fatal(len(got), err)
+		}
+	}
+}
+
+// A line read in many bufio pieces comes back whole and in order, at the
+// sizes around the cap, the doubling capacity never going past it.
+func TestLongLinesReadWhole(t *testing.T) {
+	for _, n := range []int{64<<10 - 1, 64 << 10, 64<<10 + 1, 3<<20 + 7, MaxLine - 1, MaxLine} {
+		line := make([]byte, n)
+		for i := range line {
+			line[i] = 'a' + byte(i%26)
+		}
+		in := append(append(append([]byte{}, line...), "\r\n"...), "next\n"...)
+		s := newLineStream(bytes.NewReader(in), io.Discard, slog.New(slog.DiscardHandler))
+		got, err := s.nextLine()
+		if err != nil || !bytes.Equal(got, line) {
+			t.Fatalf("%d bytes: got %d bytes, %v", n, len(got), err)
+		}
+		if cap(got) > MaxLine+2 {
+			t.Fatalf("%d bytes: capacity %d, over the cap", n, cap(got))
+		}
+		if next, err := s.nextLine(); err != nil || string(next) != "next" {
+			t.Fatalf("%d bytes: the following line is %q, %v", n, next, err)
+		}
+	}
+	s := newLineStream(bytes.NewReader(append(bytes.Repeat([]byte("x"), MaxLine+1), "\nnext\n"...)), io.Discard, slog.New(slog.DiscardHandler))
+	if _, err := s.nextLine(); err != errLineTooLong {
+		t.Fatalf("a line of MaxLine+1 bytes: %v, want errLineTooLong", err)
+	}
+	if next, err := s.nextLine(); err != nil || string(next) != "next" {
+		t.Fatalf("after a long line: %q, %v", next, err)
+	}
+}
