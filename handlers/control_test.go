@@ -517,3 +517,23 @@ func TestDelegateBashRecheckedAfterItsCard(t *testing.T) {
 	}
 	process.LoginPath() // the probe Bash's check started ends before the leak check
 }
+
+// A delegate's name is shown on the card (design section 10.2): a name
+// holding an escape sequence reached the card raw.
+func TestCardShowsDelegateNameEscaped(t *testing.T) {
+	fc := &fakeClient{}
+	s := newTestServer(t, fc)
+	newSession(t, s, "s1", perms.OpAgent, perms.ModeAsk)
+	if _, err := s.sessionConfigure(t.Context(), json.RawMessage(`{"sessionId":"s1","subagents":[{"name":"helper\u001b[31m","tools":["Write"]}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	var delegate string
+	fc.call = func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		delegate, _ = params.(map[string]any)["delegate"].(string)
+		return json.RawMessage(`{"decision":"deny"}`), nil
+	}
+	run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "w", ToolName: "Write", Delegate: "helper\x1b[31m", Args: json.RawMessage(`{"path":"a.txt","content":"x"}`)})
+	if delegate != `helper\x1b[31m` {
+		t.Fatalf("card delegate %q", delegate)
+	}
+}

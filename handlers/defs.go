@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"strings"
 
 	"hostcore/perms"
@@ -30,16 +31,25 @@ func writePreview(c *call) string {
 	return "Write " + c.target.Display + "\n" + a.Content
 }
 
-// editPreview shows old_string and new_string as diff lines: every line of
-// the old text starts with "-" and every line of the new with "+", so no
-// text inside them can pass for the line where one ends and the other
-// begins.
+// editPreview shows the change as a unified diff of old_string to
+// new_string: every line starts with ' ', '-' or '+', so no text inside
+// them can pass for a header, and lines both strings share are shown only
+// around a change. (Listing the whole old text and then the new let an
+// old_string padded past the card's 8 KiB push every new line off it.)
 func editPreview(c *call) string {
 	var a editArgs
 	decodeInto(c.args, &a)
-	return "Edit " + c.target.Display + "\n--- old\n" + prefixLines(a.OldString, "-") + "\n+++ new\n" + prefixLines(a.NewString, "+")
-}
-
-func prefixLines(s, prefix string) string {
-	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+	var b strings.Builder
+	b.WriteString("Edit " + c.target.Display + "\n--- old\n+++ new")
+	hunks, _, _, _ := diffHunks(a.OldString, a.NewString)
+	if len(hunks) == 0 {
+		b.WriteString("\n(no change)")
+	}
+	for _, h := range hunks {
+		fmt.Fprintf(&b, "\n@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+		for _, l := range h.Lines {
+			b.WriteString("\n" + l)
+		}
+	}
+	return b.String()
 }

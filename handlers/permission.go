@@ -22,13 +22,13 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 	}
 	if c.hasTarget {
 		if c.target.Root == sandbox.RootWorkspace {
-			card["path"] = escapeText(Redact(c.target.Display))
+			card["path"] = escapeText(redactCard(c.target.Display))
 		} else {
-			card["path"] = escapeText(Redact(c.target.Abs))
+			card["path"] = escapeText(redactCard(c.target.Abs))
 		}
 	}
 	if c.p.Delegate != "" {
-		card["delegate"] = c.p.Delegate
+		card["delegate"] = escapeText(c.p.Delegate)
 	}
 	asker := perms.AskerFunc(func(ctx context.Context) (string, error) {
 		var reply struct {
@@ -55,10 +55,10 @@ func (c *call) cardPreview() string {
 		// A command is shown whole, however long (it is at most
 		// maxCommandBytes, and escaping at most quadruples it): text
 		// padded past a cut would otherwise hide what runs.
-		return preview(c.tool.preview(c), 4*maxCommandBytes+64)
+		return cardText(c.tool.preview(c), 4*maxCommandBytes+64)
 	}
 	if c.tool.preview != nil {
-		return preview(c.tool.preview(c), cardPreviewMax)
+		return cardText(c.tool.preview(c), cardPreviewMax)
 	}
-	return previewJSON(string(c.canonicalArgs()), cardPreviewMax)
+	return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, redactCard)
 }

@@ -28,7 +28,21 @@ const (
 // label may carry words around it (DB_PASS, SECRET_KEY_BASE,
 // x-api-key) and its quotes may be escaped (\"password\":\"…\" in a
 // curl command inside JSON).
-var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
+var secretPatterns = sync.OnceValue(func() []*regexp.Regexp { return buildSecretPatterns(false) })
+
+// cardPatterns are the patterns for text a person approves (the card):
+// there, what is hidden must never change what the text does. A value
+// is one run of characters that cannot end a shell word or command (no
+// space, quote, backslash, newline, ; & | ( ) < > $ `), its quotes kept
+// around [REDACTED]; a key block loses only its lines of key data
+// (redactKeyLines). The broader patterns above took `"password": "'` as
+// the start of a quoted value and hid the commands up to the next quote,
+// which then ran once the card was approved. A multi-word secret shows
+// its words after the first on a card; the audit and the log, which
+// nobody approves anything from, keep the broader patterns.
+var cardPatterns = sync.OnceValue(func() []*regexp.Regexp { return buildSecretPatterns(true) })
+
+func buildSecretPatterns(card bool) []*regexp.Regexp {
 	const (
 		label = `(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|encryption[_-]?key|signing[_-]?key|client[_-]?secret|credentials?)`
 		q     = `(?:\\?["'])?` // an optional quote, perhaps escaped
@@ -44,22 +58,36 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 		// come before it (X_ghp_…).
 		start = `(^|[^A-Za-z0-9-])`
 	)
-	return []*regexp.Regexp{
-		// Key blocks, RSA to PGP; one whose END is in another field (an
-		// Edit's old and new strings) loses the key lines before its END.
-		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)`),
-		regexp.MustCompile(`()[A-Za-z0-9+/=\r\n]{16,}(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
-		regexp.MustCompile(`(?i)(authorization` + q + `\s*[:=]\s*` + q + `)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\$` + "`" + `]+`),
-		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + `\s*[:=]\s*` + q + `)[^"'\n\\$` + "`" + `;|&]+`),
-		regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{12,}`),
-		regexp.MustCompile(`(?i)(\b(?:[a-z0-9]+[_-])*` + label + `(?:[_-][a-z0-9]+)*` + q + `\s*[:=]\s*)` + value),
+	// On a card (cardPatterns), values are one word and blanks stay on
+	// their line; key blocks are left to redactKeyLines.
+	val, sp, authScheme, authValue, cookieValue := value, `\s*`, ``, `(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\$`+"`"+`]+`, `[^"'\n\\$`+"`"+`;|&]+`
+	var keyBlocks []*regexp.Regexp
+	if card {
+		word := `[^\s"'\\&;|}$` + "`" + `()<>]+`
+		val, sp = `(?:\\?["'])?`+word+`(?:\\?["'])?`, `[ \t]*`
+		// The scheme (Bearer) stays shown: a value never spans a blank.
+		authScheme, authValue, cookieValue = `(?:(?:bearer|basic|token)[ \t]+)?`, word, word
+	} else {
+		keyBlocks = []*regexp.Regexp{
+			// Key blocks, RSA to PGP; one whose END is in another field
+			// (an Edit's old and new strings) loses the key lines before
+			// its END.
+			regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)`),
+			regexp.MustCompile(`()[A-Za-z0-9+/=\r\n]{16,}(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
+		}
+	}
+	return append(keyBlocks, []*regexp.Regexp{
+		regexp.MustCompile(`(?i)(authorization` + q + sp + `[:=]` + sp + q + authScheme + `)` + authValue),
+		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + sp + `[:=]` + sp + q + `)` + cookieValue),
+		regexp.MustCompile(`(?i)(\bbearer[ \t]+)[A-Za-z0-9._~+/=-]{12,}`),
+		regexp.MustCompile(`(?i)(\b(?:[a-z0-9]+[_-])*` + label + `(?:[_-][a-z0-9]+)*` + q + sp + `[:=]` + sp + `)` + val),
 		// Options that take the secret as the next word.
-		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]\s*)` + value),
+		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]` + sp + `)` + val),
 		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)[^\s"'$` + "`" + `;|&]+`),
-		regexp.MustCompile(`(\bsshpass\s+-p\s*)[^\s"'$` + "`" + `;|&]+`),
-		regexp.MustCompile(`(\blogin\b` + sameCommand + `\s-p\s*)[^\s"'$` + "`" + `;|&]+`),
-		regexp.MustCompile(`(\bcurl\b` + sameCommand + `\s(?:-u|--user)\s*[^\s:'"]+:)[^\s'"$` + "`" + `;|&]+`),
-		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `\s-p)[^\s"'$` + "`" + `;|&]+`),
+		regexp.MustCompile(`(\bsshpass[ \t]+-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
+		regexp.MustCompile(`(\blogin\b` + sameCommand + `[ \t]-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
+		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)[^\s'"$` + "`" + `;|&()<>]+`),
+		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `[ \t]-p)[^\s"'$` + "`" + `;|&()<>]+`),
 		// Tokens with a known shape.
 		regexp.MustCompile(start + `(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
 		regexp.MustCompile(start + `github_pat_[A-Za-z0-9_]{20,}`),
@@ -70,9 +98,9 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 		regexp.MustCompile(start + `xox[abprs]-[A-Za-z0-9-]{10,}`),
 		regexp.MustCompile(start + `AIza[0-9A-Za-z_-]{35}`),
 		regexp.MustCompile(start + `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`),
-		regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+(@)`),
-	}
-})
+		regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/;&|()<>$` + "`" + `'"]+(@)`),
+	}...)
+}
 
 // secretHints are literals every secret pattern needs, lower-cased (for
 // the ghp_ family, its "gh"; "key" covers api keys, access keys and private
@@ -120,19 +148,99 @@ func Redact(s string) string {
 	return redactAll(s)
 }
 
+// redactCard is Redact for what a person approves (cardPatterns).
+func redactCard(s string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
+	return redactKeyLines(redactWith(s, cardPatterns(), true))
+}
+
 // redactAll runs every pattern.
-func redactAll(s string) string {
-	for _, re := range secretPatterns() {
+func redactAll(s string) string { return redactWith(s, secretPatterns(), false) }
+
+func redactWith(s string, patterns []*regexp.Regexp, keepQuotes bool) string {
+	for _, re := range patterns {
 		s = re.ReplaceAllStringFunc(s, func(m string) string {
 			sub := re.FindStringSubmatch(m)
-			out := sub[1] + "[REDACTED]"
+			tail := ""
 			if len(sub) > 2 {
-				out += sub[2]
+				tail = sub[2]
 			}
-			return out
+			open, close := "", ""
+			if keepQuotes {
+				// A value's quotes stay, so the card shows where its
+				// string ends and the command goes on.
+				val := m[len(sub[1]) : len(m)-len(tail)]
+				body := strings.TrimLeft(val, `\"'`)
+				open = val[:len(val)-len(body)]
+				close = body[len(strings.TrimRight(body, `\"'`)):]
+			}
+			return sub[1] + open + "[REDACTED]" + close + tail
 		})
 	}
 	return s
+}
+
+// keyMarker finds the lines of a private key block (or the part of one
+// before its END, when the BEGIN is in another field).
+var keyMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`-----(BEGIN|END) [A-Z ]*PRIVATE KEY[A-Z ]*-----`)
+})
+
+// keyLine is one line of key data: 60 or more base64 characters (PEM
+// lines have 64, OpenSSH's 70), with nothing else on the line.
+var keyLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9+/=]{60,}$`)
+})
+
+// redactKeyLines hides the key data of private key blocks on a card line
+// by line: each line of key data becomes [REDACTED], and every other line
+// (the markers, headers, anything that is not key data) stays as it is,
+// so no command inside or around a block can be hidden. A last, shorter
+// line of key data is shown (at most 59 characters of the key's end).
+func redactKeyLines(s string) string {
+	marks := keyMarker().FindAllStringSubmatchIndex(s, -1)
+	if len(marks) == 0 {
+		return s
+	}
+	var b strings.Builder
+	prev := 0
+	region := func(from, to int) {
+		lines := strings.Split(s[from:to], "\n")
+		for i, l := range lines {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			if keyLine().MatchString(strings.TrimSuffix(l, "\r")) {
+				b.WriteString("[REDACTED]")
+				if strings.HasSuffix(l, "\r") {
+					b.WriteByte('\r')
+				}
+				continue
+			}
+			b.WriteString(l)
+		}
+	}
+	inBlock := false
+	for _, m := range marks {
+		begin := s[m[2]:m[3]] == "BEGIN"
+		if inBlock || !begin {
+			// The lines since the BEGIN (or, for an END without one, since
+			// the start) are key data.
+			region(prev, m[0])
+		} else {
+			b.WriteString(s[prev:m[0]])
+		}
+		b.WriteString(s[m[0]:m[1]])
+		prev, inBlock = m[1], begin
+	}
+	if inBlock {
+		region(prev, len(s))
+	} else {
+		b.WriteString(s[prev:])
+	}
+	return b.String()
 }
 
 // escapeText shows control characters, bidi overrides and ANSI escapes
@@ -197,12 +305,18 @@ func isInvisibleFormat(r rune) bool {
 // preview is redacted, escaped and bounded text.
 func preview(s string, max int) string { return bound(escapeText(Redact(s)), max) }
 
+// cardText is preview for a card (redactCard).
+func cardText(s string, max int) string { return bound(escapeText(redactCard(s)), max) }
+
 // previewJSON is preview for JSON text (the canonical args). Secrets are
 // redacted in each decoded string value, where quotes are quotes (in the
 // encoded text every '"' is '\"' and the patterns would stop short); then
 // the value is encoded again.
-func previewJSON(s string, max int) string {
-	r := escapeJSONText(redactJSON(s, max+previewSlack))
+func previewJSON(s string, max int) string { return previewJSONWith(s, max, Redact) }
+
+// previewJSONWith is previewJSON with the given redaction.
+func previewJSONWith(s string, max int, redact func(string) string) string {
+	r := escapeJSONText(redactJSON(s, max+previewSlack, redact))
 	if len(r) > max && len(s) > len(r) {
 		// Long strings were cut before redaction: say how much the whole
 		// text had, not what was left of it.
@@ -219,7 +333,7 @@ const previewSlack = 64 << 10
 // redactJSON redacts the strings of JSON text, each cut to keep bytes first
 // (the preview shows at most that many): a megabyte of Write content is
 // not run through every pattern for a preview of a few hundred bytes.
-func redactJSON(s string, keep int) string {
+func redactJSON(s string, keep int, redact func(string) string) string {
 	// Args that cannot be decoded (too many values) are not shown: their
 	// text holds strings still escaped (\u0073k-…), which the patterns
 	// cannot see through.
@@ -237,7 +351,7 @@ func redactJSON(s string, keep int) string {
 			if len(x) > keep {
 				x = x[:keep]
 			}
-			return Redact(x)
+			return redact(x)
 		case map[string]any:
 			for k, val := range x {
 				x[k] = walk(val)
@@ -253,10 +367,10 @@ func redactJSON(s string, keep int) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(walk(v)); err != nil {
-		return Redact(s)
+		return redact(s)
 	}
 	// A secret can also sit in a key, or span the whole encoded value.
-	return Redact(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+	return redact(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
 }
 
 func bound(s string, max int) string { return boundOf(s, max, len(s)) }
