@@ -70,15 +70,23 @@ func (s *Server) toolVisible(t *toolDef, sess store.Session) bool {
 	if t.Name == "Task" && len(subagentsOf(sess)) == 0 {
 		return false
 	}
+	// What a Temporary session can only answer NO_WORKSPACE is not offered.
+	if t.NeedsWorkspace && sess.WorkspaceRoot == "" {
+		return false
+	}
 	return true
 }
 
+// firstSentence is a catalog line's description: its first sentence, on
+// one line (a plugin's description must not add lines or headings of its
+// own to the catalog), cut at a character boundary.
 func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
 	if i := strings.Index(s, ". "); i > 0 {
-		return s[:i+1]
+		s = s[:i+1]
 	}
 	if len(s) > 160 {
-		return s[:160] + "…"
+		return cutAt(s, 160) + "…"
 	}
 	return s
 }

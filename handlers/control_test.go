@@ -120,7 +120,7 @@ func TestToolsListPerMode(t *testing.T) {
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
 			return slices.Contains(pendingTools, n) && s.tools.get(n) == nil
 		})
-		tools, catalog := s.visibleTools(store.Session{ID: "s", Mode: mode, Subagents: "[]"}, "")
+		tools, catalog := s.visibleTools(store.Session{ID: "s", Mode: mode, Subagents: "[]", WorkspaceRoot: "/ws"}, "")
 		var got, gotDeferred []string
 		for _, ti := range tools {
 			got = append(got, ti.Name)
@@ -166,13 +166,15 @@ func TestToolsListPerMode(t *testing.T) {
 
 func TestCatalogIsBounded(t *testing.T) {
 	s := newTestServer(t, &fakeClient{})
-	var tools []string
-	for i := range 400 {
-		tools = append(tools, fmt.Sprintf(`{"name":"tool%03d","description":"%s"}`, i, strings.Repeat("word ", 40)))
-	}
-	raw := `{"pluginId":"big","grants":["agent.tool.register"],"tools":[` + strings.Join(tools, ",") + `]}`
-	if _, err := s.pluginsRegister(t.Context(), json.RawMessage(raw)); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"big", "bigger"} {
+		var tools []string
+		for i := range 200 {
+			tools = append(tools, fmt.Sprintf(`{"name":"tool%03d","description":"%s"}`, i, strings.Repeat("word ", 40)))
+		}
+		raw := `{"pluginId":"` + id + `","grants":["agent.tool.register"],"tools":[` + strings.Join(tools, ",") + `]}`
+		if _, err := s.pluginsRegister(t.Context(), json.RawMessage(raw)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, catalog := s.visibleTools(store.Session{ID: "s", Mode: perms.OpAgent, Subagents: "[]"}, "")
 	if len(catalog) > catalogMax+200 || !strings.Contains(catalog, "more: search with ToolSearch") {

@@ -147,11 +147,23 @@ type ticket struct {
 	dup      bool
 	mutation bool
 	n        uint64
+	// tool is the definition the line named when it was read: a
+	// plugins.register on a later line must not change an earlier call's
+	// tool, schema or risk (nil: unknown when read).
+	tool     *toolDef
 	permMode string // the effective permission mode when the line was read
+	// sess is the session as it was when the line was read: its operating
+	// mode and delegate definitions judge the call, not those a later
+	// approval.resolve or session.configure line set (design section 10:
+	// nothing bypasses the matrix). absent: no such session then, and a
+	// session.create on a later line does not make one for this call.
+	sess   store.Session
+	absent bool
 }
 
-// takeTicket runs on the read goroutine. It returns nil for a line that
-// names no known session (execute then fails it) or no call id.
+// takeTicket runs on the read goroutine. It returns nil for a line
+// without ids, or whose session could not be read (execute then reports
+// the storage error).
 func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	var p struct {
 		SessionID  string `json:"sessionId"`
@@ -165,16 +177,20 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	// Only a real session gets a queue: ids a client makes up must not grow
 	// memory. The lookup is served from the session cache.
 	sess, err := s.store.GetSession(context.Background(), p.SessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return &ticket{id: p.ToolCallID, absent: true}
+	}
 	if err != nil {
 		return nil
 	}
 	rt := s.runtime(p.SessionID)
-	tk := &ticket{rt: rt, id: p.ToolCallID}
+	tk := &ticket{rt: rt, id: p.ToolCallID, sess: sess}
 	if global, err := s.globalMode(context.Background()); err == nil {
 		tk.permMode = perms.Effective(sess.PermissionMode, global)
 	}
 	tk.entry, tk.dup = rt.register(p.ToolCallID, p.TurnID)
-	if t := s.tools.get(p.ToolName); t != nil && t.Mutation {
+	tk.tool = s.tools.get(p.ToolName)
+	if t := tk.tool; t != nil && t.Mutation {
 		tk.mutation, tk.n = true, rt.mut.take()
 	}
 	return tk
@@ -228,10 +244,24 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	// that arrives as shutdown begins still reaches its session and ends as
 	// TOOL_ABORTED with its audit row, not as a storage error.
 	bctx := context.WithoutCancel(ctx)
-	sess, err := s.loadSession(bctx, p.SessionID)
-	if err != nil {
-		return nil, err
+	if tk == nil {
+		// A caller without a ticket (a test) takes it here, the same way.
+		// Its release, deferred first and so run last, takes the id out of
+		// the registry only once finish has committed it to the store.
+		tk = s.takeTicket(raw)
+		defer tk.release()
 	}
+	if tk != nil && tk.absent {
+		return nil, appError(CodeSessionNotFound, "session %q not found", p.SessionID)
+	}
+	if tk == nil {
+		// The session could not be read when the line was: say why.
+		if _, err := s.loadSession(bctx, p.SessionID); err != nil {
+			return nil, err
+		}
+		return nil, storageError("registering the call", errors.New("session lookup failed"))
+	}
+	sess := tk.sess
 	c := &call{s: s, p: p, sess: sess, args: p.Args}
 	c.roots = sandbox.Roots{Workspace: sess.WorkspaceRoot, Scratch: c.scratchDir()}
 	a := &auditing{start: start}
@@ -240,18 +270,8 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	// The registration is also the in-process half of "a call id never
 	// runs twice": a second call with the id of one still running is
 	// refused here, one that ran before is refused by the store below.
-	// It was registered when its line was read (takeTicket); a caller
-	// without a ticket (a test) takes it here, the same way. The ticket's
-	// release, deferred first and so run last, takes the id out of the
-	// registry only once finish has committed it to the store.
+	// It was registered when its line was read (takeTicket).
 	c.rt = s.runtime(p.SessionID)
-	if tk == nil {
-		// The session exists and the ids are set: takeTicket gives one.
-		if tk = s.takeTicket(raw); tk == nil {
-			return nil, storageError("registering the call", errors.New("session lookup failed"))
-		}
-		defer tk.release()
-	}
 	// The permission mode is the one in force when the line was read: a
 	// settings.update or session.configure on a later line must not judge
 	// an earlier call (it may not yet have started when they run).
@@ -289,7 +309,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	if seen {
 		return s.finish(ctx, c, a, duplicate(p.ToolCallID))
 	}
-	if t := s.tools.get(p.ToolName); t != nil && t.Class == perms.ClassRead {
+	if t := tk.tool; t != nil && t.Class == perms.ClassRead {
 		c.recordCall = true
 	} else {
 		c.reserveCall = true
@@ -318,7 +338,7 @@ type auditing struct {
 func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *ticket) *ToolResult {
 	p := c.p
 	a.decision = decPolicy
-	t := s.tools.get(p.ToolName)
+	t := tk.tool
 	if t == nil {
 		if c.sess.Mode != perms.OpAgent {
 			return failResult(CodeToolDenied, "unknown tool %s is not available in %s mode", p.ToolName, c.sess.Mode)
@@ -455,6 +475,14 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		if ctx.Err() != nil {
 			return aborted(ctx)
 		}
+	}
+	// A plugin tool withdrawn or registered anew while its card was open
+	// does not run: the person approved a tool the plugin no longer
+	// offers as the card showed it (schema, risk). A call that asked no
+	// one runs the tool its line named when read.
+	if a.prompted && t.PluginID != "" && s.tools.get(t.Name) != t {
+		a.decision = decPolicy
+		return failResult(CodeToolDenied, "plugin tool %s was withdrawn or registered again while its card was open; it did not run", t.Name)
 	}
 	if now, err := s.store.GetSession(context.WithoutCancel(ctx), p.SessionID); err != nil {
 		return failResult(CodeToolFailed, "reading the session's mode failed (%v); the call was not run", err)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -25,6 +26,16 @@ const (
 	pluginDescriptionMax = 1024
 	pluginOutputMax      = 256 << 10
 	pluginDetailsMax     = 64 << 10
+	// Schema bounds. plugins.register runs before the next line is read,
+	// and the schema compiler's time grows faster than the schema: a
+	// 95 KB schema 4,500 levels deep took 75 s, and every card answered
+	// meanwhile timed out. Within these bounds one registration compiles
+	// in well under half a second.
+	pluginToolsMax       = 256
+	pluginIDMax          = 64
+	pluginSchemaMax      = 64 << 10
+	pluginSchemaDepth    = 64
+	pluginSchemasMax     = 256 << 10
 )
 
 // pluginToolName is what a plugin may call a tool: the exposed name is
@@ -57,7 +68,7 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 			Name        string          `json:"name"`
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
-			Risk        string          `json:"risk"`
+			Risk        json.RawMessage `json:"risk"`
 		} `json:"tools"`
 	}
 	if err := decode(raw, &p); err != nil {
@@ -66,15 +77,31 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 	if p.PluginID == "" {
 		return nil, invalidParams("invalid params: pluginId is required")
 	}
+	// The id is part of every exposed name (models take names of at most
+	// 64 characters of [A-Za-z0-9_-], identifiers are refused past 512
+	// bytes) and of the catalog the model reads.
+	if len(p.PluginID) > pluginIDMax || strings.IndexFunc(p.PluginID, unreadable) >= 0 {
+		return nil, invalidParams("invalid params: pluginId must be 1-%d bytes of printable characters", pluginIDMax)
+	}
 	granted := false
 	for _, g := range p.Grants {
 		granted = granted || g == pluginGrant
 	}
 	if !granted {
-		return map[string]any{"tools": []string{}, "message": fmt.Sprintf("plugin %q lacks the %s grant; no tool was registered", p.PluginID, pluginGrant)}, nil
+		// Registering replaces a plugin's tools: one that no longer holds
+		// the grant keeps none of those it registered with it.
+		msg := fmt.Sprintf("plugin %q lacks the %s grant; no tool was registered", p.PluginID, pluginGrant)
+		if n := s.tools.dropPlugin(p.PluginID); n > 0 {
+			msg += fmt.Sprintf(", and the %d it had registered were withdrawn", n)
+		}
+		return map[string]any{"tools": []string{}, "message": msg}, nil
+	}
+	if len(p.Tools) > pluginToolsMax {
+		return nil, invalidParams("invalid params: %d tools; a plugin registers at most %d", len(p.Tools), pluginToolsMax)
 	}
 	safe := pluginSafe(p.PluginID)
 	defs := make([]*toolDef, 0, len(p.Tools))
+	schemaBytes := 0
 	names := make([]string, 0, len(p.Tools))
 	seen := map[string]bool{}
 	for i, t := range p.Tools {
@@ -97,11 +124,20 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 		if err := json.Compact(&compact, doc); err != nil || compact.Bytes()[0] != '{' {
 			return nil, invalidParams("invalid params: tools[%d].inputSchema must be a JSON Schema object", i)
 		}
+		if schemaBytes += compact.Len(); compact.Len() > pluginSchemaMax || schemaBytes > pluginSchemasMax {
+			return nil, invalidParams("invalid params: tools[%d].inputSchema: a schema may hold at most %d KiB, a registration's schemas %d KiB", i, pluginSchemaMax>>10, pluginSchemasMax>>10)
+		}
+		if jsonDepth(compact.Bytes()) > pluginSchemaDepth {
+			return nil, invalidParams("invalid params: tools[%d].inputSchema nests deeper than %d levels", i, pluginSchemaDepth)
+		}
 		sc, err := compilePluginSchema(exposed, compact.Bytes())
 		if err != nil {
 			return nil, invalidParams("invalid params: tools[%d].inputSchema: %v", i, err)
 		}
-		risk := t.Risk
+		// A missing or invalid risk, of any type, is medium (design
+		// section 11).
+		var risk string
+		json.Unmarshal(t.Risk, &risk)
 		if risk != perms.RiskLow && risk != perms.RiskMedium && risk != perms.RiskHigh {
 			risk = perms.RiskMedium
 		}
@@ -115,6 +151,9 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 		defs = append(defs, &toolDef{
 			Name: exposed, Class: perms.ClassPlugin, Risk: risk, Description: desc,
 			Deferred: true, Modes: []string{perms.OpAgent},
+			// High-risk tools are unavailable without a session project
+			// (design section 4b).
+			NeedsWorkspace: risk == perms.RiskHigh,
 			schema: sc, schemaJSON: json.RawMessage(compact.Bytes()),
 			run:      runPlugin(p.PluginID, t.Name, pluginTimeout),
 			PluginID: p.PluginID, PluginTool: t.Name,
@@ -122,17 +161,57 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 		names = append(names, exposed)
 	}
 	s.tools.mu.Lock()
-	for name, t := range s.tools.byName {
-		if t.PluginID == p.PluginID {
-			delete(s.tools.byName, name)
-		}
-	}
+	s.tools.dropPluginLocked(p.PluginID)
 	for _, d := range defs {
 		s.tools.byName[d.Name] = d
 	}
 	s.tools.mu.Unlock()
 	s.log.Info("plugin tools registered", "pluginId", p.PluginID, "tools", names)
 	return map[string]any{"tools": names}, nil
+}
+
+// dropPlugin withdraws every tool of a plugin and says how many there were.
+func (ts *toolset) dropPlugin(id string) int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.dropPluginLocked(id)
+}
+
+func (ts *toolset) dropPluginLocked(id string) int {
+	n := 0
+	for name, t := range ts.byName {
+		if t.PluginID == id {
+			delete(ts.byName, name)
+			n++
+		}
+	}
+	return n
+}
+
+// unreadable reports characters a name shown to a model or a person must
+// not hold: controls and invisible format characters.
+func unreadable(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || isInvisibleFormat(r) || r == utf8.RuneError
+}
+
+// jsonDepth is the deepest nesting of objects and arrays in JSON text.
+func jsonDepth(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // errNoRemoteSchema refuses every $ref the schema does not itself contain:
