@@ -552,6 +552,37 @@ var builtinDenylist = []string{
 
 const keyBashDenylist = "bashDenylist"
 
+// sensitiveTarget refuses a file tool's outside path that names an entry
+// of the denylist (built-in and the user's), as written or as resolved
+// (a link to ~/.ssh is ~/.ssh). Grep reads whole trees, so a directory
+// above an entry (the home directory) is refused for it too; Glob only
+// lists names, and Read, Write and Edit name one file.
+func (c *call) sensitiveTarget(ctx context.Context) *ToolResult {
+	extra, err := c.s.bashDenylist(ctx)
+	if err != nil {
+		return failResult(CodeToolFailed, "reading the denylist: %v", err)
+	}
+	home := userHome()
+	entries := builtinEntries(home)
+	for _, e := range extra {
+		entries = append(slices.Clip(entries), entryPaths(e, home)...)
+	}
+	opts := globOpts{recursive: c.tool.Name == "Grep"}
+	globs := globCache{}
+	for _, p := range []string{c.target.Abs, filepath.Clean(c.rawPath())} {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		pc := components(p)
+		for _, ec := range entries {
+			if globs.namesEntry(pc, ec, opts) {
+				return policyDenied("%s is a sensitive path outside the workspace; hostcore's policy denies it to %s in every permission mode", escapeText(p), c.tool.Name)
+			}
+		}
+	}
+	return nil
+}
+
 // Bounds of the user's extension of the denylist.
 const (
 	denylistMaxEntries = 256

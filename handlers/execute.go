@@ -381,6 +381,16 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		if r := c.resolveTarget(); r != nil {
 			return r
 		}
+		if c.hasTarget && c.target.Root == sandbox.RootExternal {
+			// The denylist holds for the file tools too, in every mode:
+			// under auto an outside path needs no card, and Read of
+			// ~/.ssh/id_rsa or a Write of ~/.ssh/authorized_keys went
+			// where Bash may not.
+			if r := c.sensitiveTarget(ctx); r != nil {
+				a.external = "denied"
+				return r
+			}
+		}
 	}
 
 	if t.precheck != nil {

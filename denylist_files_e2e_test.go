@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The Bash denylist held for Bash only: under auto, where an outside path
+// needs no card, Read of ~/.ssh/id_rsa and a Write of
+// ~/.ssh/authorized_keys ran (a review against the design, section 5).
+// The file tools now meet the same list, as written and as resolved.
+func TestFileToolsMeetTheDenylist(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("SECRETKEY\n"), 0o600)
+	os.WriteFile(filepath.Join(home, "notes.txt"), []byte("notes\n"), 0o644)
+	os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "keys"))
+	h := startHostEnv(t, bin, []string{"HOME=" + home}, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	for i, tc := range []struct {
+		tool   string
+		args   map[string]any
+		denied bool
+	}{
+		{"Read", map[string]any{"path": filepath.Join(home, ".ssh", "id_rsa")}, true},
+		{"Read", map[string]any{"path": filepath.Join(home, "keys", "id_rsa")}, true},
+		{"Write", map[string]any{"path": filepath.Join(home, ".ssh", "authorized_keys"), "content": "ssh-ed25519 AAAA attacker\n"}, true},
+		{"Edit", map[string]any{"path": filepath.Join(home, ".ssh", "id_rsa"), "old_string": "SECRET", "new_string": "x"}, true},
+		{"Grep", map[string]any{"pattern": "SECRET", "path": home}, true},
+		{"Glob", map[string]any{"pattern": "*", "path": filepath.Join(home, ".ssh")}, true},
+		{"Read", map[string]any{"path": filepath.Join(home, "notes.txt")}, false},
+		{"Glob", map[string]any{"pattern": "*.txt", "path": home}, false},
+	} {
+		r := c.call(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "c" + string(rune('a'+i)), "toolName": tc.tool, "args": tc.args})
+		if got := r["decision"] == "policy-deny" && r["errorCode"] == "TOOL_DENIED"; got != tc.denied {
+			t.Errorf("%s %v: denied=%v, want %v: %v", tc.tool, tc.args, got, tc.denied, r["message"])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".ssh", "authorized_keys")); err == nil {
+		t.Error("authorized_keys was written")
+	}
+	rows := c.call(30, "audit.query", map[string]any{"sessionId": "s", "toolCallId": "ca"})["rows"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["externalPath"] != "denied" {
+		t.Errorf("audit of the refused Read: %v", rows)
+	}
+}
