@@ -162,3 +162,34 @@ func TestEditThatCannotBeSnapshottedDoesNotRun(t *testing.T) {
 		t.Fatalf("edit once the snapshot directory can be made: %v", r)
 	}
 }
+
+// A rollback killed between its restore and saving the snapshot's state
+// could never be finished: the retry found the file no longer held the
+// call's result and answered CONFLICT, "left untouched" (29 of 150 kills
+// in a review). A file that holds what it held before the call is rolled
+// back.
+func TestRollbackRetryAfterItsRestoreLanded(t *testing.T) {
+	_, _, c, ws, _ := hostWithSession(t, "auto")
+	os.WriteFile(filepath.Join(ws, "f.txt"), []byte("seed\n"), 0o644)
+	w := c.call(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w", "toolName": "Write", "args": map[string]any{"path": "f.txt", "content": "new\n"}})
+	n := c.call(3, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "n", "toolName": "Write", "args": map[string]any{"path": "created.txt", "content": "new\n"}})
+	// What the first rollback did before it was killed: the restore.
+	os.WriteFile(filepath.Join(ws, "f.txt"), []byte("seed\n"), 0o644)
+	os.Remove(filepath.Join(ws, "created.txt"))
+	for i, r := range []map[string]any{w, n} {
+		id := r["review"].(map[string]any)["snapshotId"]
+		c.send(10+i, "review.rollback", map[string]any{"sessionId": "s", "snapshotId": id})
+		res, code := c.answerOf(10 + i)
+		if code != "" || res["state"] != "rolledBack" {
+			t.Errorf("retry of rollback %v: %v %s", id, res, code)
+		}
+	}
+	// A file changed otherwise is still a conflict.
+	os.WriteFile(filepath.Join(ws, "g.txt"), []byte("seed\n"), 0o644)
+	g := c.call(20, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "g", "toolName": "Write", "args": map[string]any{"path": "g.txt", "content": "new\n"}})
+	os.WriteFile(filepath.Join(ws, "g.txt"), []byte("someone else\n"), 0o644)
+	c.send(21, "review.rollback", map[string]any{"sessionId": "s", "snapshotId": g["review"].(map[string]any)["snapshotId"]})
+	if _, code := c.answerOf(21); code != "error:CONFLICT" {
+		t.Errorf("a file changed by someone else: %q", code)
+	}
+}

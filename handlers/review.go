@@ -257,6 +257,26 @@ func writeFileSync(path string, data []byte) error {
 	return f.Close()
 }
 
+// restored reports whether target holds what it held before the call:
+// no file for a call that created it, else the snapshot's bytes.
+func restored(sn store.Snapshot, target sandbox.Resolved) bool {
+	if !sn.Existed {
+		_, err := os.Lstat(target.Abs)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	prev, err := os.Open(sn.BeforeFile)
+	if err != nil {
+		return false
+	}
+	defer prev.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, prev); err != nil {
+		return false
+	}
+	same, err := hashIs(target, hex.EncodeToString(h.Sum(nil)))
+	return err == nil && same
+}
+
 // reviewRollback restores a snapshot, hash-guarded (design section 4c).
 func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
@@ -314,6 +334,16 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 	unlock := s.lockPath(target.Abs)
 	defer unlock()
 	if same, err := hashIs(target, sn.AfterHash); err != nil || !same {
+		// A rollback whose restore landed but whose state was never saved
+		// (hostcore killed between the two, or the disk full for the
+		// second) finds the file as it was before the call: it is rolled
+		// back, and saying CONFLICT ("left untouched") would be false.
+		if restored(sn, target) {
+			if err := s.store.SetSnapshotState(context.WithoutCancel(ctx), sn.ID, "rolledBack"); err != nil {
+				return nil, storageError("saving snapshot state", err)
+			}
+			return map[string]any{"state": "rolledBack", "alreadyRolledBack": true}, nil
+		}
 		return nil, appError(CodeConflict, "%s changed after the tool call; it was left untouched", sn.Path)
 	}
 	if !sn.Existed {
