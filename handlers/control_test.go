@@ -539,3 +539,38 @@ func TestCardShowsDelegateNameEscaped(t *testing.T) {
 		t.Fatalf("card delegate %q", delegate)
 	}
 }
+
+// A call whose body ran and whose audit row then could not be written (a
+// full disk) was answered as a storage error: the model was told a Write
+// that landed had failed, and lost the snapshot id that undoes it. The
+// result now says what happened, and that the audit failed.
+func TestAuditFailureAfterTheBodyKeepsTheResult(t *testing.T) {
+	fc := &fakeClient{}
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{DataDir: filepath.Join(dir, "data"), PermissionTimeout: time.Second}, st, fc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	newSession(t, s, "s1", perms.OpAgent, perms.ModeAuto)
+	if _, err := s.pluginsRegister(t.Context(), json.RawMessage(`{"pluginId":"p","grants":["agent.tool.register"],"tools":[{"name":"t"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	fc.call = func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		st.Close() // the store fails from here on
+		return json.RawMessage(`{"content":[{"type":"text","text":"deployed"}]}`), nil
+	}
+	raw, _ := json.Marshal(ExecuteParams{SessionID: "s1", TurnID: "t1", ToolCallID: "c", ToolName: "plugin_p_t"})
+	out, err := s.execute(t.Context(), raw, nil)
+	if err != nil {
+		t.Fatalf("the body ran, yet the answer is an error: %v", err)
+	}
+	r := out.(*ToolResult)
+	if !r.OK || r.Content[0].Text != "deployed" || !strings.Contains(r.AuditError, "audit row could not be written") {
+		t.Fatalf("result: %+v", r)
+	}
+}

@@ -65,6 +65,10 @@ type ToolResult struct {
 	Terminate  bool          `json:"terminate,omitempty"`
 	Decision   string        `json:"decision"`
 	Timing     Timing        `json:"timing"`
+	// AuditError says the call ran but its audit row could not be written
+	// (a full disk): its effects are real, and the result says what they
+	// were rather than failing the request.
+	AuditError string `json:"auditError,omitempty"`
 	// stopped: the call ended early because it was cancelled, in the way
 	// its tool defines (TOOL_ABORTED; an asktool resolved as skipped).
 	stopped bool
@@ -675,7 +679,13 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 	// The audit must land even if the call was cancelled.
 	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row, c.recordCall && c.ran && !c.rt.isDeleted()); err != nil {
 		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
-		return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
+		if !c.ran {
+			return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
+		}
+		// The body ran: a Write is on disk, a command has run. Answering
+		// a storage error told the model it failed (it would do it again)
+		// and lost the snapshot id that undoes it.
+		res.AuditError = "the call ran, but its audit row could not be written: " + err.Error()
 	}
 	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", s.redactName(c.p.ToolName),
 		"decision", res.Decision, "ok", res.OK, "errorCode", res.ErrorCode, "prompted", a.prompted,
