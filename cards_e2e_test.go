@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,4 +63,55 @@ func TestEditCardShowsTheNewText(t *testing.T) {
 	}
 	h.answer(t, id, "deny")
 	c.answerOf(2)
+}
+
+// The reply's decision is read by its exact name: Go's decoding took
+// {"Decision":"allow-once"} as allow-once, and of {"decision":"deny",
+// "DECISION":"allow-once"} the last, so the call ran where a JavaScript
+// client would have read deny.
+func TestCardReplyIsReadByItsExactName(t *testing.T) {
+	_, h, c, ws, _ := hostWithSession(t, "ask")
+	for i, reply := range []string{`{"Decision":"allow-once"}`, `{"decision":"deny","DECISION":"allow-once"}`} {
+		name := filepath.Join(ws, "f"+string(rune('0'+i)))
+		c.send(2+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w" + string(rune('0'+i)), "toolName": "Write", "args": map[string]any{"path": name, "content": "x"}})
+		id := h.nextCard(t)
+		h.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":`+reply+`}`)
+		if r, _ := c.answerOf(2 + i); r["ok"] != false || r["decision"] != "deny" {
+			t.Errorf("reply %s: %v", reply, r)
+		}
+		if _, err := os.Stat(name); err == nil {
+			t.Errorf("reply %s: the Write ran", reply)
+		}
+	}
+}
+
+// At stdin EOF a card cannot be sent: the call is denied, and its result
+// and audit row said prompted:true, a card nobody was shown (3 of 3 runs
+// in a review). prompted now says whether the card was sent, whichever
+// way the race between the call and the EOF goes.
+func TestCardNeverSentIsNotPrompted(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "--data-dir", data)
+	pipe(t, h,
+		line(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "ask"}),
+		execLine(2, "s", "w", "Write", map[string]any{"path": "f.txt", "content": "x"}, nil))
+	h.stdin.Close()
+	var m struct {
+		Result struct {
+			Decision string
+			Timing   struct{ Prompted bool }
+		}
+	}
+	json.Unmarshal([]byte(h.next(t, `{"id":2}`)), &m)
+	h.wait(t)
+	sent := slices.ContainsFunc(h.pending(), func(l string) bool { return strings.Contains(l, `"permission.request"`) })
+	if m.Result.Decision != "deny" || m.Result.Timing.Prompted != sent {
+		t.Fatalf("result %+v; a card was sent: %v", m.Result, sent)
+	}
+	h2 := startHost(t, bin, "--data-dir", data)
+	rows := rpcClient{t, h2}.call(3, "audit.query", map[string]any{"sessionId": "s"})["rows"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["prompted"] != sent {
+		t.Fatalf("audit: %v; a card was sent: %v", rows, sent)
+	}
 }

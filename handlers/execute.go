@@ -429,7 +429,9 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		}
 	case perms.Ask:
 		ans := s.askPermission(ctx, c, v.Reason)
-		a.prompted, a.wait = true, ans.Wait
+		// prompted is whether a card was shown (design section 9): one
+		// that never reached the client (stdin had closed) was not.
+		a.prompted, a.wait = !ans.Unseen, ans.Wait
 		switch ans.Decision {
 		case perms.AllowOnce:
 			a.decision = decOnce

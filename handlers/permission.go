@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 
 	"hostcore/perms"
 	"hostcore/sandbox"
@@ -31,13 +32,20 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		card["delegate"] = escapeText(c.p.Delegate)
 	}
 	asker := perms.AskerFunc(func(ctx context.Context) (string, error) {
-		var reply struct {
-			Decision string `json:"decision"`
-		}
+		// The reply's member is read by its exact name: Go would also take
+		// "Decision" or "DECISION", and of {"decision":"deny",
+		// "DECISION":"allow-once"} the last, where a JavaScript client
+		// reads deny.
+		var reply map[string]json.RawMessage
 		s.log.Debug("permission card sent", "toolCallId", c.p.ToolCallID)
 		err := s.client.Call(ctx, "permission.request", card, &reply)
-		s.log.Debug("permission card ended", "toolCallId", c.p.ToolCallID, "decision", reply.Decision, "err", err, "ctxErr", ctx.Err())
-		return reply.Decision, err
+		var decision string
+		json.Unmarshal(reply["decision"], &decision)
+		s.log.Debug("permission card ended", "toolCallId", c.p.ToolCallID, "decision", decision, "err", err, "ctxErr", ctx.Err())
+		if err == nil && decision != perms.AllowOnce && decision != perms.AllowSession && decision != perms.DenyAnswer {
+			s.log.Warn("permission reply is not one of the three decisions; the call is denied", "toolCallId", c.p.ToolCallID, "reply", replyText(reply))
+		}
+		return decision, err
 	})
 	ans := perms.Wait(ctx, asker, s.cfg.PermissionTimeout)
 	if ans.Decision == "timeout" || ans.Decision == "cancelled" {
@@ -61,4 +69,10 @@ func (c *call) cardPreview() string {
 		return cardText(c.tool.preview(c), cardPreviewMax)
 	}
 	return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, redactCard)
+}
+
+// replyText is a card reply as the log shows it: bounded, escaped.
+func replyText(reply map[string]json.RawMessage) string {
+	b, _ := json.Marshal(reply)
+	return bound(escapeText(string(b)), 200)
 }

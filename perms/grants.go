@@ -66,6 +66,9 @@ func (f AskerFunc) AskPermission(ctx context.Context) (string, error) { return f
 type Answer struct {
 	Decision string // allow-once | allow-session | deny | timeout | cancelled
 	Wait     time.Duration
+	// Unseen: the card never reached the client (its input had closed):
+	// the call is denied, but no one was asked.
+	Unseen bool
 }
 
 // Allowed reports whether the answer lets the call run.
@@ -81,6 +84,8 @@ func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 	defer cancel()
 	got, err := a.AskPermission(wctx)
 	ans := Answer{Wait: time.Since(start)}
+	var ns interface{ NotSent() bool }
+	ans.Unseen = errors.As(err, &ns) && ns.NotSent()
 	switch {
 	case err == nil && (got == AllowOnce || got == AllowSession || got == DenyAnswer):
 		ans.Decision = got

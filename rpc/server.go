@@ -84,6 +84,15 @@ func toWire(err error) *jsonrpc2.Error {
 // ErrNoClient is returned by Call when nobody is left to answer.
 var ErrNoClient = errors.New("client cannot answer: input closed")
 
+// errNotSent is ErrNoClient for a request that was never written: the
+// input had closed before it. Its NotSent lets a caller tell a card that
+// nobody saw from one left unanswered.
+type errNotSent struct{}
+
+func (errNotSent) Error() string        { return ErrNoClient.Error() }
+func (errNotSent) Is(target error) bool { return target == ErrNoClient }
+func (errNotSent) NotSent() bool        { return true }
+
 // Server is one connection on a reader and writer (stdin/stdout).
 type Server struct {
 	stream *lineStream
@@ -299,7 +308,7 @@ func WatchOutput(out *os.File, gone func()) (stop func()) {
 // when the connection closes; a reply arriving later is dropped.
 func (s *Server) Call(ctx context.Context, method string, params, result any) error {
 	if s.inputCtx.Err() != nil {
-		return ErrNoClient
+		return errNotSent{}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
