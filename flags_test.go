@@ -51,3 +51,47 @@ func TestUnreadableFlagsAndVariablesExit2(t *testing.T) {
 		t.Fatalf("readable values: %v %q", err, out)
 	}
 }
+
+// hostcore --data-dir D mcp served the native protocol (a stray argument
+// was ignored), --help exited 2, an empty --data-dir exited 1, and a bad
+// HOSTCORE_LOG_LEVEL was reported as --log-level, a flag never given
+// (a newcomer's review).
+func TestArgumentsAndHelp(t *testing.T) {
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		code int
+		want string
+	}{
+		{args: []string{"--help"}, code: 0, want: "hostcore mcp --workspace DIR"},
+		{args: []string{"--data-dir", t.TempDir(), "mcp", "--workspace", "."}, code: 2, want: `unexpected argument "mcp"`},
+		{args: []string{"mcp", "--workspace", ".", "extra"}, code: 2, want: `unexpected argument "extra"`},
+		{args: []string{"--data-dir", ""}, code: 2, want: "--data-dir must not be empty"},
+		{env: []string{"HOSTCORE_LOG_LEVEL=loud"}, args: []string{"--data-dir", t.TempDir()}, code: 2, want: `HOSTCORE_LOG_LEVEL="loud"`},
+		{args: []string{"--data-dir", t.TempDir(), "--log-level", "loud"}, code: 2, want: `--log-level "loud"`},
+	} {
+		cmd := exec.Command(bin, tc.args...)
+		cmd.Env = append(os.Environ(), tc.env...)
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != tc.code || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), `"protocolVersion"`) {
+			t.Errorf("%v %v: exit %d, output %q; want exit %d saying %s", tc.env, tc.args, code, out, tc.code, tc.want)
+		}
+	}
+	// A relative XDG_DATA_HOME is ignored (the XDG specification), not
+	// taken from the working directory.
+	home, cwd := t.TempDir(), t.TempDir()
+	cmd := exec.Command(bin)
+	cmd.Dir = cwd
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=relxdg", "HOSTCORE_DATA_DIR=")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), home+"/.local/share/hostcore") {
+		t.Errorf("relative XDG_DATA_HOME: %v %s", err, out)
+	}
+}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -46,7 +47,11 @@ func run(args []string) int {
 	slots := fs.Int("mutation-slots", envInt("HOSTCORE_MUTATION_SLOTS", "mutation-slots", 4), "Write/Edit bodies that may run at once across sessions")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
 	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
-	if err := fs.Parse(args); err != nil {
+	if code, ok := parseFlags(fs, args, "hostcore [flags]  (or: hostcore mcp --workspace DIR [flags])"); !ok {
+		return code
+	}
+	if strings.TrimSpace(*dataDir) == "" {
+		fmt.Fprintln(os.Stderr, "hostcore: --data-dir must not be empty")
 		return 2
 	}
 	if *slots < 1 {
@@ -142,21 +147,52 @@ func run(args []string) int {
 	return 0
 }
 
+// parseFlags parses a command's flags: --help prints the usage and exits
+// 0; a bad flag or an argument that is not a flag exits 2 (an MCP client
+// configured with "hostcore --data-dir D mcp" got the native protocol:
+// "mcp" must come first).
+func parseFlags(fs *flag.FlagSet, args []string, usage string) (code int, ok bool) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n\nflags (data-dir, permission-timeout, log-level, mutation-slots and warm-reaper are also read from HOSTCORE_<NAME>, dashes as underscores; a flag wins over its variable):\n", usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "%s: unexpected argument %q: only flags are taken (the MCP server is \"hostcore mcp\", mcp first)\n", fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
+}
+
 // commonFlags checks the flags both commands take and builds the logger
 // (JSON lines on stderr; stdout is the protocol's).
 func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (time.Duration, *slog.Logger, bool) {
 	if !checkEnv(cmd, fs) {
 		return 0, nil, false
 	}
+	// A bad value is named as it was given: the flag, or its variable.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	source := func(flagName, env string) string {
+		if given[flagName] {
+			return "--" + flagName + " "
+		}
+		return env + "="
+	}
 	timeout, err := time.ParseDuration(timeoutStr)
 	if err != nil || timeout < time.Millisecond {
 		// Cards carry the timeout in whole milliseconds (timeoutMs).
-		fmt.Fprintf(os.Stderr, "%s: --permission-timeout %q: want a duration of at least 1ms, such as 120s\n", cmd, timeoutStr)
+		fmt.Fprintf(os.Stderr, "%s: %s%q: want a duration of at least 1ms, such as 120s (permission-timeout)\n", cmd, source("permission-timeout", "HOSTCORE_PERMISSION_TIMEOUT"), timeoutStr)
 		return 0, nil, false
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: --log-level %q: want debug, info, warn or error\n", cmd, logLevel)
+		fmt.Fprintf(os.Stderr, "%s: %s%q: want debug, info, warn or error (log-level)\n", cmd, source("log-level", "HOSTCORE_LOG_LEVEL"), logLevel)
 		return 0, nil, false
 	}
 	return timeout, slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})), true
@@ -213,7 +249,9 @@ func envOr(key, def string) string {
 }
 
 func defaultDataDir() string {
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+	// A relative XDG_DATA_HOME is invalid and ignored (XDG Base
+	// Directory specification), not taken from the working directory.
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "hostcore")
 	}
 	if home, err := os.UserHomeDir(); err == nil {
@@ -260,7 +298,11 @@ func runMCP(args []string) int {
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission prompt waits before it is denied")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
 	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
-	if err := fs.Parse(args); err != nil {
+	if code, ok := parseFlags(fs, args, "hostcore mcp --workspace DIR [flags]"); !ok {
+		return code
+	}
+	if strings.TrimSpace(*dataDir) == "" {
+		fmt.Fprintln(os.Stderr, "hostcore mcp: --data-dir must not be empty")
 		return 2
 	}
 	if *workspace == "" {

@@ -31,11 +31,11 @@ const (
 	// 95 KB schema 4,500 levels deep took 75 s, and every card answered
 	// meanwhile timed out. Within these bounds one registration compiles
 	// in well under half a second.
-	pluginToolsMax       = 256
-	pluginIDMax          = 64
-	pluginSchemaMax      = 64 << 10
-	pluginSchemaDepth    = 64
-	pluginSchemasMax     = 256 << 10
+	pluginToolsMax    = 256
+	pluginIDMax       = 64
+	pluginSchemaMax   = 64 << 10
+	pluginSchemaDepth = 64
+	pluginSchemasMax  = 256 << 10
 )
 
 // pluginToolName is what a plugin may call a tool: the exposed name is
@@ -154,7 +154,7 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 			// High-risk tools are unavailable without a session project
 			// (design section 4b).
 			NeedsWorkspace: risk == perms.RiskHigh,
-			schema: sc, schemaJSON: json.RawMessage(compact.Bytes()),
+			schema:         sc, schemaJSON: json.RawMessage(compact.Bytes()),
 			run:      runPlugin(p.PluginID, t.Name, pluginTimeout),
 			PluginID: p.PluginID, PluginTool: t.Name,
 		})
