@@ -5,6 +5,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -181,6 +183,38 @@ func decode(params json.RawMessage, v any) error {
 		return invalidParams("invalid params: %s", jsonErrorText(err))
 	}
 	return nil
+}
+
+// decodeStrict is decode for the methods that change state
+// (session.create, session.configure, settings.update): a member the
+// method does not take is refused, naming the ones it does. Ignored, a
+// misspelt one did nothing, silently: {"workspace": "/src"} made a
+// Temporary session, {"permisionMode": "auto"} changed no mode.
+func decodeStrict(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return invalidParams("invalid params: unknown member %s; this method takes %s", name, strings.Join(jsonFields(v), ", "))
+		}
+		return invalidParams("invalid params: %s", jsonErrorText(err))
+	}
+	return nil
+}
+
+// jsonFields lists the JSON member names of the struct v points to.
+func jsonFields(v any) []string {
+	t := reflect.TypeOf(v).Elem()
+	var names []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // jsonErrorText says what is wrong with a decoded value in the client's

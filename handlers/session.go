@@ -87,7 +87,7 @@ func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, e
 		PermissionMode string  `json:"permissionMode"`
 		Mode           string  `json:"mode"`
 	}
-	if err := decode(raw, &p); err != nil {
+	if err := decodeStrict(raw, &p); err != nil {
 		return nil, err
 	}
 	if p.SessionID == "" {
@@ -191,7 +191,7 @@ func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any
 		PermissionMode *string         `json:"permissionMode"`
 		Subagents      json.RawMessage `json:"subagents"`
 	}
-	if err := decode(raw, &p); err != nil {
+	if err := decodeStrict(raw, &p); err != nil {
 		return nil, err
 	}
 	row, err := s.loadSession(ctx, p.SessionID)

@@ -81,7 +81,7 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 		DefaultCommandShell   json.RawMessage `json:"defaultCommandShell"`
 		BashDenylist          json.RawMessage `json:"bashDenylist"`
 	}
-	if err := decode(raw, &p); err != nil {
+	if err := decodeStrict(raw, &p); err != nil {
 		return nil, err
 	}
 	changes := map[string]*string{}
