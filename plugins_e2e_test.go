@@ -135,3 +135,32 @@ func TestTemporarySessionOffersOnlyWhatItCanRun(t *testing.T) {
 		}
 	}
 }
+
+// A plugin.invoke reply without content was an empty success; an image
+// block lost its data without a word; an error reply's message came with
+// the library's framing and unredacted (reviews of the plugin tools).
+func TestPluginRepliesAreCheckedAndRedacted(t *testing.T) {
+	_, h, c, _, _ := hostWithSession(t, "auto")
+	c.call(2, "plugins.register", register("p", toolGrant, map[string]any{"name": "t"}))
+	for i, tc := range []struct {
+		reply   string
+		ok      bool
+		want    string
+		notWant string
+	}{
+		{`"result":{"foo":1}`, false, "content is required", ""},
+		{`"result":null`, false, "content is required", ""},
+		{`"result":{"content":[{"type":"image","data":"AAAA"}]}`, true, "image block", ""},
+		{`"error":{"code":5,"message":"upstream said token=sk-abcdefghijklmnopqrstuv"}`, false, "upstream said", "sk-abcdefghijklmnopqrstuv"},
+	} {
+		c.send(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "c" + string(rune('a'+i)), "toolName": "plugin_p_t", "args": map[string]any{}})
+		var inv struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(h.next(t, `{"method":"plugin.invoke"}`)), &inv)
+		h.send(t, `{"jsonrpc":"2.0","id":`+string(inv.ID)+`,`+tc.reply+`}`)
+		r, _ := c.answerOf(10 + i)
+		b, _ := json.Marshal(r)
+		if r["ok"] != tc.ok || !strings.Contains(string(b), tc.want) || (tc.notWant != "" && strings.Contains(string(b), tc.notWant)) || strings.Contains(string(b), "jsonrpc2:") {
+			t.Errorf("reply %s: %s", tc.reply, b)
+		}
+	}
+}

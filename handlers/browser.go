@@ -28,6 +28,11 @@ func runBrowserPreview(ctx context.Context, c *call) *ToolResult {
 	if filepath.IsAbs(a.Path) {
 		return policyDenied("BrowserPreview takes a workspace-relative path; %s is absolute", escapeText(a.Path))
 	}
+	if namesDirectory(a.Path) {
+		// As for Read: "index.html/" names a directory, and the system
+		// would open the file anyway.
+		return failResult(CodeInvalidArgument, "invalid arguments: args.path %s ends in a slash or a dot component, which names a directory; BrowserPreview opens a file", escapeText(a.Path))
+	}
 	res, err := sandbox.Roots{Workspace: c.sess.WorkspaceRoot}.Resolve(a.Path)
 	switch {
 	case errors.Is(err, sandbox.ErrNoWorkspace):

@@ -521,22 +521,23 @@ func TestDelegateBashRecheckedAfterItsCard(t *testing.T) {
 }
 
 // A delegate's name is shown on the card (design section 10.2): a name
-// holding an escape sequence reached the card raw.
-func TestCardShowsDelegateNameEscaped(t *testing.T) {
-	fc := &fakeClient{}
-	s := newTestServer(t, fc)
+// holding an escape sequence reached the card raw. Such names are refused
+// when defined (and the card escapes the name all the same). An empty
+// tools list declares none: Read, Glob, Grep.
+func TestDelegateNamesArePrintable(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
 	newSession(t, s, "s1", perms.OpAgent, perms.ModeAsk)
-	if _, err := s.sessionConfigure(t.Context(), json.RawMessage(`{"sessionId":"s1","subagents":[{"name":"helper\u001b[31m","tools":["Write"]}]}`)); err != nil {
+	for _, name := range []string{`helper\u001b[31m`, `a\u202eb`, `x\u0000`} {
+		if _, err := s.sessionConfigure(t.Context(), json.RawMessage(`{"sessionId":"s1","subagents":[{"name":"`+name+`","tools":["Write"]}]}`)); err == nil {
+			t.Errorf("subagent name %s accepted", name)
+		}
+	}
+	if _, err := s.sessionConfigure(t.Context(), json.RawMessage(`{"sessionId":"s1","subagents":[{"name":"e","tools":[]}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	var delegate string
-	fc.call = func(ctx context.Context, method string, params any) (json.RawMessage, error) {
-		delegate, _ = params.(map[string]any)["delegate"].(string)
-		return json.RawMessage(`{"decision":"deny"}`), nil
-	}
-	run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "w", ToolName: "Write", Delegate: "helper\x1b[31m", Args: json.RawMessage(`{"path":"a.txt","content":"x"}`)})
-	if delegate != `helper\x1b[31m` {
-		t.Fatalf("card delegate %q", delegate)
+	sess, _ := s.store.GetSession(t.Context(), "s1")
+	if defs := subagentsOf(sess); len(defs) != 1 || !slices.Equal(defs[0].Tools, []string{"Read", "Glob", "Grep"}) {
+		t.Errorf("tools: [] gives %+v", defs)
 	}
 }
 
@@ -572,5 +573,22 @@ func TestAuditFailureAfterTheBodyKeepsTheResult(t *testing.T) {
 	r := out.(*ToolResult)
 	if !r.OK || r.Content[0].Text != "deployed" || !strings.Contains(r.AuditError, "audit row could not be written") {
 		t.Fatalf("result: %+v", r)
+	}
+}
+
+// BrowserPreview opened "index.html/", a name Read refuses as a directory.
+func TestBrowserPreviewRefusesADirectoryName(t *testing.T) {
+	fc := &fakeClient{}
+	s := newTestServer(t, fc)
+	ws := newSession(t, s, "s1", perms.OpAgent, perms.ModeAsk)
+	os.WriteFile(filepath.Join(ws, "index.html"), []byte("<p>hi</p>"), 0o644)
+	for _, p := range []string{"index.html/", "index.html/."} {
+		r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "b" + p, ToolName: "BrowserPreview", Args: json.RawMessage(`{"path":"` + p + `"}`)})
+		if r.OK || r.ErrorCode != CodeInvalidArgument {
+			t.Errorf("%s: %+v", p, r)
+		}
+	}
+	if n := fc.notifications("browser.preview"); len(n) != 0 {
+		t.Errorf("browser.preview sent: %v", n)
 	}
 }

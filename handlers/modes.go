@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"hostcore/perms"
 )
@@ -90,6 +91,12 @@ const (
 	maxSubagentTools = 64
 )
 
+// isEmptyArray reports JSON text that is [] (blanks allowed).
+func isEmptyArray(raw json.RawMessage) bool {
+	var v []json.RawMessage
+	return json.Unmarshal(raw, &v) == nil && v != nil && len(v) == 0
+}
+
 // parseSubagents validates definitions: tools drawn only from the seven;
 // none declared means Read, Glob, Grep; "*" means all seven; unknown names
 // are dropped with a warning.
@@ -118,13 +125,18 @@ func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
 		if len(d.Name) > maxSubagentName {
 			return nil, nil, invalidParams("invalid params: subagents[%d].name is longer than %d bytes", i, maxSubagentName)
 		}
+		if strings.IndexFunc(d.Name, unreadable) >= 0 {
+			// The name is on every card its delegate asks with.
+			return nil, nil, invalidParams("invalid params: subagents[%d].name holds a control or invisible character", i)
+		}
 		if seen[d.Name] {
 			return nil, nil, invalidParams("invalid params: subagent %q is defined twice", d.Name)
 		}
 		seen[d.Name] = true
 		def := Subagent{Name: d.Name}
 		switch {
-		case len(d.Tools) == 0 || string(d.Tools) == "null":
+		case len(d.Tools) == 0 || string(d.Tools) == "null" || isEmptyArray(d.Tools):
+			// An empty list declares none too (design section 10.2).
 			def.Tools = []string{"Read", "Glob", "Grep"}
 		case string(d.Tools) == `"*"`:
 			def.Tools = append([]string(nil), delegateTools...)

@@ -233,7 +233,7 @@ func compilePluginSchema(name string, doc []byte) (*jsonschema.Schema, error) {
 
 // pluginReply is the client's answer to plugin.invoke.
 type pluginReply struct {
-	Content []Content       `json:"content"`
+	Content *[]Content      `json:"content"` // required (PROTOCOL section 5)
 	IsError bool            `json:"isError"`
 	Details json.RawMessage `json:"details"`
 }
@@ -256,12 +256,20 @@ func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Co
 			return failResult(CodeToolTimeout, "plugin tool %s did not answer within %s", c.tool.Name, timeout)
 		case err != nil:
 			return failResult(CodeToolFailed, "plugin tool %s failed: %s", c.tool.Name, replyErrorText(err))
+		case reply.Content == nil:
+			// {"foo":1} or null was taken for an empty success.
+			return failResult(CodeToolFailed, "plugin tool %s failed: its reply is malformed: content is required (an array of {type, text})", c.tool.Name)
 		}
-		content := make([]Content, 0, len(reply.Content))
+		content := make([]Content, 0, len(*reply.Content))
 		budget := pluginOutputMax
-		for _, b := range reply.Content {
+		for _, b := range *reply.Content {
 			if b.Type == "" {
 				b.Type = "text"
+			}
+			if b.Type != "text" {
+				// Only text reaches the model (PROTOCOL section 5: {type,
+				// text}); an image's data was dropped without a word.
+				b.Type, b.Text = "text", fmt.Sprintf("[a %s block from the plugin, not shown: only text is passed on]", escapeText(cutAt(b.Type, 64)))
 			}
 			if len(b.Text) > budget {
 				b.Text = cutAt(b.Text, budget) + "\n…[output cut]"
@@ -304,5 +312,13 @@ func replyErrorText(err error) string {
 	if errors.As(err, &te) {
 		return "its reply is malformed: " + jsonErrorText(err)
 	}
-	return err.Error()
+	// The client's own message, without the library's framing, and
+	// redacted like every text hostcore passes on from a tool.
+	msg := err.Error()
+	if strings.HasPrefix(msg, "jsonrpc2: code ") {
+		if _, m, ok := strings.Cut(msg, " message: "); ok {
+			msg = m
+		}
+	}
+	return preview(msg, previewMax)
 }

@@ -15,8 +15,9 @@
 //     "decision" offers allow-once, allow-session and deny, when the client
 //     declared the elicitation capability. Declining or cancelling the form
 //     is a deny; the permission timeout still runs (fail-closed). A client
-//     without elicitation cannot be asked, so the card is denied at once and
-//     the result says which --permission-mode would have let the call run.
+//     without elicitation cannot be asked, so the card is denied at once;
+//     the log (not the model: design section 6, the model is never told
+//     the mode) says which --permission-mode would have let the call run.
 //   - tool.output: notifications/progress when the call carried a
 //     progressToken (progress counts the output bytes so far, message is the
 //     chunk); dropped otherwise.
@@ -372,10 +373,13 @@ func (f *Frontend) noCardMessage(b Backend, c *cardInfo) string {
 	if c.Reason == "outside-path" {
 		what += " on a path outside the workspace"
 	}
-	msg := fmt.Sprintf("%s needs the user's permission under the current permission mode, and this MCP client cannot ask "+
+	msg := fmt.Sprintf("%s needs the user's permission, and this MCP client cannot ask "+
 		"(it did not declare the elicitation capability), so the call was denied without running (fail-closed).", what)
 	if m := b.ModeWithoutCard(c.ToolName, c.Reason); m != "" {
-		msg += fmt.Sprintf(" To let such calls run without asking, start hostcore with --permission-mode %s.", m)
+		// The way round it is for the person who starts hostcore, not for
+		// the model, which could write it into its own client's settings.
+		f.log.Warn("a call needing permission was denied: this MCP client cannot ask (no elicitation capability); "+
+			"starting hostcore with --permission-mode "+m+" lets such calls run without asking", "tool", c.ToolName, "reason", c.Reason)
 	}
 	return msg
 }
