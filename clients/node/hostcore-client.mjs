@@ -16,22 +16,42 @@ export class HostcoreClient {
   /**
    * @param {string} bin path to the hostcore binary
    * @param {string[]} args command-line flags
-   * @param {object} [opts] {env, onPermission(params) => decision|Promise, onAsk(params) => answers}
+   * @param {object} [opts] {env, onPermission(params) => decision|Promise,
+   *   onAsk(params) => answers, onPlugin(params) => {content, isError?, details?},
+   *   logLimit (messages kept in .log, default 10000)}
    */
   constructor(bin, args = [], opts = {}) {
+    /** The last logLimit messages hostcore wrote, in order: {kind, method?, id?, params?, result?, error?}.
+     * A tool.output's data is kept as its length (dataBytes): a flood of output must not fill memory. */
+    this.log = [];
+    this.logLimit = opts.logLimit ?? 10000;
+    /** The last 64 KiB of hostcore's stderr. */
+    this.stderr = "";
+    /** Set once hostcore has exited (or could not start): requests are refused from then on. */
+    this.gone = null;
     this.child = spawn(bin, args, {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, ...(opts.env ?? {}) },
     });
-    /** Every message hostcore wrote, in order: {kind, method?, id?, params?, result?}. */
-    this.log = [];
-    this.stderr = "";
     this.child.stderr.setEncoding("utf8");
     this.child.stderr.on("data", (d) => {
-      this.stderr += d;
+      this.stderr = (this.stderr + d).slice(-65536);
     });
+    // Writing to a hostcore that has gone is an EPIPE on stdin: the
+    // pending requests are rejected below; the write error itself must
+    // not crash the sidecar.
+    this.child.stdin.on("error", () => {});
     this.exited = new Promise((resolve) => {
-      this.child.on("exit", (code, signal) => resolve({ code, signal }));
+      this.child.on("exit", (code, signal) => {
+        this.goneWith(`hostcore exited (code ${code}, signal ${signal})`);
+        resolve({ code, signal });
+      });
+      // A binary that cannot be spawned (ENOENT, EACCES) is an 'error'
+      // event, not an exit: unhandled, it killed the sidecar.
+      this.child.on("error", (err) => {
+        this.goneWith(`hostcore could not be started: ${err.message}`);
+        resolve({ code: null, signal: null, error: err });
+      });
     });
 
     const server = new JSONRPCServer();
@@ -44,6 +64,10 @@ export class HostcoreClient {
     const onPermission = opts.onPermission ?? (() => "deny");
     this.rpc.addMethod("permission.request", async (params) => ({ decision: await onPermission(params) }));
     this.rpc.addMethod("ask.request", async (params) => ({ answers: opts.onAsk ? await opts.onAsk(params) : {} }));
+    this.rpc.addMethod("plugin.invoke", async (params) => {
+      if (!opts.onPlugin) throw new Error(`no plugin host for ${params.pluginId}`);
+      return await opts.onPlugin(params);
+    });
     this.listeners = new Map();
     for (const n of ["tool.output", "permission.cancelled", "ask.cancelled", "browser.preview", "approval.requested"]) {
       this.rpc.addMethod(n, (params) => {
@@ -61,15 +85,34 @@ export class HostcoreClient {
         return;
       }
       const kind = msg.method ? (msg.id !== undefined ? "request" : "notification") : "response";
-      this.log.push({ kind, method: msg.method, id: msg.id, params: msg.params, result: msg.result });
+      let params = msg.params;
+      if (msg.method === "tool.output" && params && typeof params.data === "string") {
+        const { data, ...rest } = params;
+        params = { ...rest, dataBytes: Buffer.byteLength(data) };
+      }
+      this.log.push({ kind, method: msg.method, id: msg.id, params, result: msg.result, error: msg.error });
+      if (this.log.length > this.logLimit) this.log.splice(0, this.log.length - this.logLimit);
       this.rpc.receiveAndSend(msg);
     });
-    lines.on("close", () => this.rpc.rejectAllPendingRequests("hostcore closed its stdout"));
+    lines.on("close", () => this.goneWith("hostcore closed its stdout"));
   }
 
-  /** Sends a request and resolves with its result (rejects on an error answer). */
-  request(method, params = {}) {
-    return this.rpc.request(method, params);
+  goneWith(why) {
+    if (!this.gone) this.gone = why;
+    this.rpc.rejectAllPendingRequests(this.gone);
+  }
+
+  /**
+   * Sends a request and resolves with its result (rejects on an error
+   * answer). Rejects at once once hostcore has gone, and for a message over
+   * hostcore's 16 MiB line cap (whose answer could not name the request).
+   * opts.timeoutMs rejects a request not answered in time.
+   */
+  request(method, params = {}, opts = {}) {
+    if (this.gone) return Promise.reject(new Error(this.gone));
+    const size = Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", id: 0, method, params }));
+    if (size > 16 << 20) return Promise.reject(new Error(`${method}: the message is ${size} bytes; hostcore reads lines of at most 16 MiB`));
+    return opts.timeoutMs ? this.rpc.timeout(opts.timeoutMs).request(method, params) : this.rpc.request(method, params);
   }
 
   /** Calls fn for every notification of this method. */
@@ -78,9 +121,9 @@ export class HostcoreClient {
     this.listeners.get(method).push(fn);
   }
 
-  /** tools.execute with the envelope filled in. */
-  execute(sessionId, toolCallId, toolName, args, turnId = "turn-1") {
-    return this.request("tools.execute", { sessionId, turnId, toolCallId, toolName, args });
+  /** tools.execute with the envelope filled in; extra adds promptId, messageId, batchSize, delegate, shell. */
+  execute(sessionId, toolCallId, toolName, args, turnId = "turn-1", extra = {}) {
+    return this.request("tools.execute", { ...extra, sessionId, turnId, toolCallId, toolName, args });
   }
 
   /** Closes stdin (no more requests) and waits for the exit. */

@@ -204,3 +204,48 @@ test("shutdown answers {} and exits 0", async () => {
     host.kill();
   }
 });
+
+// A sidecar outlives its hostcore: a binary that cannot start, requests
+// after hostcore has gone, a message over the line cap and a silent
+// hostcore all settle instead of crashing the sidecar or hanging
+// (a client author's review of this client).
+test("the client settles every request once hostcore is gone", async () => {
+  const missing = new HostcoreClient(join(tempDir("hostcore-none-"), "no-such-binary"));
+  const gone = await missing.exited;
+  assert.ok(gone.error, "spawn failure reported on exited");
+  await assert.rejects(missing.request("session.list"), /could not be started/);
+
+  const { host, ws } = start();
+  try {
+    await host.request("session.create", { sessionId: "s", workspaceRoot: ws });
+    await assert.rejects(host.execute("s", "big", "Write", { path: "big.txt", content: "x".repeat(17 << 20) }), /16 MiB/);
+    await host.request("shutdown", {});
+    await host.exited;
+    await assert.rejects(host.request("session.list"), /exited|closed/);
+  } finally {
+    host.kill();
+  }
+});
+
+test("plugin.invoke reaches onPlugin, and the log stays bounded", async () => {
+  const { host, ws } = start([], {
+    onPlugin: async (p) => ({ content: [{ type: "text", text: `${p.toolName} got ${p.args.n}` }] }),
+  });
+  host.logLimit = 50;
+  try {
+    await host.request("session.create", { sessionId: "s", workspaceRoot: ws, permissionMode: "auto" });
+    await host.request("plugins.register", { pluginId: "p", grants: ["agent.tool.register"], tools: [{ name: "echo" }] });
+    const r = await host.execute("s", "c1", "plugin_p_echo", { n: 7 });
+    assert.equal(r.ok, true, JSON.stringify(r));
+    assert.equal(r.content[0].text, "echo got 7");
+    const tools = await host.request("tools.list", { sessionId: "s" });
+    if (tools.tools.some((t) => t.name === "Bash")) {
+      await host.execute("s", "b1", "Bash", { command: "head -c 3000000 /dev/zero | tr '\\0' x" });
+      assert.ok(host.log.length <= 50, `log holds ${host.log.length} messages`);
+      assert.ok(host.log.every((m) => m.method !== "tool.output" || m.params.data === undefined), "tool.output data is not kept");
+    }
+    await finish(host);
+  } finally {
+    host.kill();
+  }
+});
