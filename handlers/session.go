@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -279,11 +280,30 @@ func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, e
 var errSessionDeleted = errors.New("session deleted")
 
 // SweepOrphans removes scratch and snapshot directories of sessions that no
-// longer exist, and scratch directories untouched for over 7 days.
+// longer exist, scratch directories untouched for over 7 days, and
+// previous-content files no snapshot row names (hostcore killed between
+// saving the file and its row).
+//
+// A database that was just created (Store.Fresh) next to scratch or
+// snapshot directories says nothing about them: the database file may
+// have been emptied or removed, and its sessions' files are all the user
+// has left. They are kept, with a warning, rather than swept as orphans.
 func (s *Server) SweepOrphans(ctx context.Context) error {
 	rows, err := s.store.ListSessions(ctx)
 	if err != nil {
 		return err
+	}
+	if s.store.Fresh && len(rows) == 0 {
+		var kept []string
+		for _, d := range []string{"scratch", "snapshots"} {
+			if entries, _ := os.ReadDir(filepath.Join(s.cfg.DataDir, d)); len(entries) > 0 {
+				kept = append(kept, fmt.Sprintf("%s/ (%d entries)", d, len(entries)))
+			}
+		}
+		if len(kept) > 0 {
+			s.log.Warn("the database is new, but the data dir holds files of earlier sessions: kept, not swept (remove them by hand if they are not wanted)", "kept", kept)
+		}
+		return nil
 	}
 	live := map[string]bool{}
 	for _, r := range rows {
@@ -299,10 +319,46 @@ func (s *Server) SweepOrphans(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(removed)+len(snaps) > 0 {
-		s.log.Info("start-up sweep", "scratch", removed, "snapshots", snaps)
+	stray, err := s.sweepSnapshotFiles(ctx)
+	if err != nil {
+		return err
+	}
+	if len(removed)+len(snaps)+stray > 0 {
+		s.log.Info("start-up sweep", "scratch", removed, "snapshots", snaps, "strayPreviousContentFiles", stray)
 	}
 	return nil
+}
+
+// sweepSnapshotFiles removes the files in snapshots/<session>/ that no
+// snapshot row names. It runs at start-up, before any call could be
+// saving one.
+func (s *Server) sweepSnapshotFiles(ctx context.Context) (int, error) {
+	stored, err := s.store.SnapshotFiles(ctx)
+	if err != nil {
+		return 0, err
+	}
+	// By name: a data dir moved elsewhere keeps its rows' old paths, and
+	// its files must not all read as strays.
+	known := map[string]bool{}
+	for p := range stored {
+		known[filepath.Base(p)] = true
+	}
+	root := filepath.Join(s.cfg.DataDir, "snapshots")
+	dirs, _ := os.ReadDir(root)
+	n := 0
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		files, _ := os.ReadDir(filepath.Join(root, d.Name()))
+		for _, f := range files {
+			p := filepath.Join(root, d.Name(), f.Name())
+			if f.Type().IsRegular() && !known[f.Name()] && os.Remove(p) == nil {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
 
 func (s *Server) snapshotDir(sessionID string) string {

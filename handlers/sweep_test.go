@@ -38,3 +38,43 @@ func TestStartupSweep(t *testing.T) {
 		}
 	}
 }
+
+// A zero-length hostcore.db opened as a new database, and the sweep then
+// removed every session's scratch and snapshots as orphans (a durability
+// review). A new, empty database keeps what the data dir holds.
+func TestSweepKeepsFilesNextToANewDatabase(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	kept := filepath.Join(s.cfg.DataDir, "snapshots", "lost", "snap_1.before")
+	os.MkdirAll(filepath.Dir(kept), 0o700)
+	os.WriteFile(kept, []byte("x"), 0o600)
+	if err := s.SweepOrphans(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("a new database's sweep removed %s", kept)
+	}
+}
+
+// A previous-content file saved by a call killed before its snapshot row
+// was written stayed for the session's life, outside its budget.
+func TestSweepRemovesStraySnapshotFiles(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "s1", "agent", "auto")
+	os.WriteFile(filepath.Join(ws, "f.txt"), []byte("before\n"), 0o644)
+	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "w", ToolName: "Write", Args: []byte(`{"path":"f.txt","content":"after\n"}`)})
+	if r.Review == nil {
+		t.Fatalf("no review: %+v", r)
+	}
+	dir := s.snapshotDir("s1")
+	stray := filepath.Join(dir, "snap_killed.before")
+	os.WriteFile(stray, []byte("x"), 0o600)
+	if err := s.SweepOrphans(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stray); err == nil {
+		t.Error("the stray file is still there")
+	}
+	if _, err := os.Stat(filepath.Join(dir, r.Review.SnapshotID+".before")); err != nil {
+		t.Errorf("the snapshot's own file went: %v", err)
+	}
+}

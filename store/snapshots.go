@@ -55,6 +55,18 @@ func (s *Store) SnapshotBytes(ctx context.Context, sessionID string) (int64, err
 	return n, err
 }
 
+// SnapshotFiles returns the previous-content files the snapshots of all
+// sessions keep, as stored (absolute paths).
+func (s *Store) SnapshotFiles(ctx context.Context) (map[string]bool, error) {
+	files := map[string]bool{}
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT before_file FROM snapshots WHERE before_file IS NOT NULL AND before_file != ''`, &sqlitex.ExecOptions{
+			ResultFunc: func(st *sqlite.Stmt) error { files[st.ColumnText(0)] = true; return nil },
+		})
+	})
+	return files, err
+}
+
 // GetSnapshot reads a snapshot of a session; ErrNotFound if none.
 func (s *Store) GetSnapshot(ctx context.Context, sessionID, id string) (Snapshot, error) {
 	var sn Snapshot

@@ -33,6 +33,9 @@ type Store struct {
 	// NoAudit turns audit inserts into no-ops. Benchmark-only switch, used to
 	// measure what the audit costs.
 	NoAudit bool
+	// Fresh: Open found no schema and created it (a new data dir, or a
+	// database file that was emptied or removed).
+	Fresh bool
 
 	// cache holds settings and sessions read on every tool call. They only
 	// change through this Store (hostcore is the database's only user), so
@@ -182,6 +185,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		s.Fresh = version == 0
 		if version > len(migrations) {
 			return fmt.Errorf("database schema v%d is newer than this hostcore (v%d)", version, len(migrations))
 		}
