@@ -81,7 +81,11 @@ func TestDelegateBashApprovedAfterEnterPlanModeIsRefused(t *testing.T) {
 	for round := range 10 {
 		sid := fmt.Sprint("d", round)
 		id := 10 + 10*round
-		c.call(id, "session.create", map[string]any{"sessionId": sid, "workspaceRoot": ws, "permissionMode": "accept-edits", "subagents": workers})
+		// (session.create takes no subagents: given there, they were
+		// ignored, and this test's delegate never existed, until unknown
+		// members were refused.)
+		c.call(id, "session.create", map[string]any{"sessionId": sid, "workspaceRoot": ws, "permissionMode": "accept-edits"})
+		c.call(id+9, "session.configure", map[string]any{"sessionId": sid, "subagents": workers})
 		file := sid + ".txt"
 		h.send(t, execLine(id+1, sid, "enter", "EnterPlanMode", map[string]any{}, nil)+"\n"+
 			execLine(id+4, sid, "big", "Write", map[string]any{"path": sid + ".big", "content": strings.Repeat("b", 12<<20)}, nil)+"\n"+

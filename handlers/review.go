@@ -295,6 +295,11 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 	}
 	sn, err := s.store.GetSnapshot(ctx, p.SessionID, p.SnapshotID)
 	if errors.Is(err, store.ErrNotFound) {
+		// A session.delete on a later line may have run first: its
+		// snapshots went with it, and that is what to say.
+		if _, err := s.loadSession(ctx, p.SessionID); err != nil {
+			return nil, err
+		}
 		return nil, invalidParams("invalid params: snapshot %q not found in session %q", p.SnapshotID, p.SessionID)
 	} else if err != nil {
 		return nil, storageError("reading snapshot", err)
