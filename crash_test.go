@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -299,5 +300,59 @@ func checkIntegrity(t *testing.T, path string) {
 	})
 	if err != nil || len(res) != 1 || res[0] != "ok" {
 		t.Fatalf("integrity_check after the kill: %v %v", res, err)
+	}
+}
+
+// A database hostcore may read but not write was opened read-only without
+// a word: hostcore said it was ready and then failed every call (a
+// durability review). It now refuses to start, saying why. As root the
+// binary runs as nobody, for whom the file is read-only.
+func TestUnwritableDatabaseRefusesToStart(t *testing.T) {
+	bin := buildBinary(t)
+	base := t.TempDir()
+	data := filepath.Join(base, "data")
+	init := exec.Command(bin, "--data-dir", data)
+	init.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+	if out, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("first start: %v %s", err, out)
+	}
+	cmd := exec.Command(bin, "--data-dir", data)
+	if os.Geteuid() == 0 {
+		// nobody must reach the binary too.
+		b, _ := os.ReadFile(bin)
+		os.WriteFile(filepath.Join(base, "hostcore"), b, 0o755)
+		cmd = exec.Command(filepath.Join(base, "hostcore"), "--data-dir", data)
+		for _, d := range []string{filepath.Dir(base), base, data} {
+			os.Chmod(d, 0o777)
+		}
+		os.Chmod(filepath.Join(data, "hostcore.db"), 0o644)
+		os.Chmod(filepath.Join(data, "hostcore.lock"), 0o666)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	} else {
+		os.Chmod(filepath.Join(data, "hostcore.db"), 0o444)
+	}
+	cmd.Env = append(os.Environ(), "HOME="+base)
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "cannot be written") || strings.Contains(string(out), `"protocolVersion"`) {
+		t.Fatalf("a read-only database: %v %s", err, out)
+	}
+}
+
+// A second hostcore on a data dir in use waited SQLite's 10 s busy timeout
+// and then said "database is locked" (a durability review). It now stops
+// at once, naming the process that holds it; the first keeps working.
+func TestSecondHostcoreOnADataDirStopsAtOnce(t *testing.T) {
+	_, h, c, _, data := hostWithSession(t, "auto")
+	second := exec.Command(buildBinary(t), "--data-dir", data)
+	second.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+	out, err := second.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), fmt.Sprintf("in use by another hostcore (pid %d)", h.cmd.Process.Pid)) {
+		t.Fatalf("second hostcore: %v %s", err, out)
+	}
+	if r := c.call(2, "session.get", map[string]any{"sessionId": "s"}); r["sessionId"] != "s" {
+		t.Fatalf("the first hostcore after the second tried: %v", r)
 	}
 }

@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -30,6 +33,7 @@ type Store struct {
 	wmu    sync.Mutex
 	closed bool
 	path   string
+	lock   *os.File // hostcore.lock, held while open
 	// NoAudit turns audit inserts into no-ops. Benchmark-only switch, used to
 	// measure what the audit costs.
 	NoAudit bool
@@ -129,6 +133,10 @@ func Open(dataDir string) (*Store, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
+	lock, err := lockDataDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	path := filepath.Join(dataDir, "hostcore.db")
 	pool, err := sqlitex.NewPool(path, sqlitex.PoolOptions{
 		// One connection, in exclusive locking mode: hostcore is the
@@ -151,14 +159,56 @@ func Open(dataDir string) (*Store, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("opening database: %w", err)
+		lock.Close()
+		return nil, openError(dataDir, err)
 	}
-	s := &Store{pool: pool, path: path, settings: map[string]*string{}, sessions: map[string]Session{}}
+	s := &Store{pool: pool, path: path, lock: lock, settings: map[string]*string{}, sessions: map[string]Session{}}
 	if err := s.migrate(context.Background()); err != nil {
-		pool.Close()
-		return nil, err
+		s.Close()
+		return nil, openError(dataDir, err)
+	}
+	// SQLite opens a file it may not write read-only, without a word:
+	// hostcore then said it was ready and failed every call. A write that
+	// changes nothing finds out at start-up.
+	if err := s.write(context.Background(), func(conn *sqlite.Conn) error {
+		return sqlitex.ExecuteScript(conn, `CREATE TABLE write_probe (x); DROP TABLE write_probe;`, nil)
+	}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("the database %s cannot be written: %w", path, err)
 	}
 	return s, nil
+}
+
+// lockDataDir takes the data dir for this process: hostcore.lock, locked
+// (flock) for as long as the process holds it, with its pid inside. A
+// second hostcore on the same data dir used to wait SQLite's 10 s busy
+// timeout and then say "database is locked"; it now stops at once,
+// naming the holder.
+func lockDataDir(dataDir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dataDir, "hostcore.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the data dir's lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(f.Name())
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("the data dir %s is in use by another hostcore (pid %s); give each hostcore its own --data-dir", dataDir, strings.TrimSpace(string(holder)))
+		}
+		return nil, fmt.Errorf("locking the data dir: %w", err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return f, nil
+}
+
+// openError says what a failure to open the database means: a locked one
+// is in use by another hostcore (each takes its database exclusively).
+func openError(dataDir string, err error) error {
+	if code := sqlite.ErrCode(err); code == sqlite.ResultBusy || strings.Contains(err.Error(), "database is locked") {
+		return fmt.Errorf("the data dir %s is in use by another hostcore (its database is locked); give each hostcore its own --data-dir: %w", dataDir, err)
+	}
+	return fmt.Errorf("opening database: %w", err)
 }
 
 // Close closes the database (SQLite checkpoints the WAL). Closing twice is
@@ -170,7 +220,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.pool.Close()
+	err := s.pool.Close()
+	if s.lock != nil {
+		s.lock.Close()
+	}
+	return err
 }
 
 func (s *Store) migrate(ctx context.Context) error {
