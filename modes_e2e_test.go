@@ -176,3 +176,18 @@ func TestRefusedControlCallsCanBeSentAgain(t *testing.T) {
 		t.Fatalf("the same EnterPlanMode with batchSize 1: %v", r)
 	}
 }
+
+// A Write to an outside path refused by plan mode before its path was
+// resolved was audited with externalPath null (a review of the cards).
+func TestPlanRefusalClassifiesAnOutsidePath(t *testing.T) {
+	_, _, c, _, _ := hostWithSession(t, "auto")
+	c.call(2, "session.create", map[string]any{"sessionId": "p", "workspaceRoot": t.TempDir(), "mode": "plan", "permissionMode": "auto"})
+	r := c.call(3, "tools.execute", map[string]any{"sessionId": "p", "turnId": "t", "toolCallId": "w", "toolName": "Write", "args": map[string]any{"path": "/tmp/outside-plan.txt", "content": "x"}})
+	if r["errorCode"] != "TOOL_DENIED" {
+		t.Fatalf("plan Write: %v", r)
+	}
+	rows := c.call(4, "audit.query", map[string]any{"sessionId": "p", "toolCallId": "w"})["rows"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["externalPath"] != "denied" {
+		t.Fatalf("audit: %v", rows)
+	}
+}

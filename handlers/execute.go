@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -351,6 +352,12 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	}
 	c.tool = t
 	if r := s.checkMode(c); r != nil {
+		// Refused before its path was resolved: an explicit path that is
+		// plainly outside the roots is still classified (design section
+		// 9: externalPath whenever an explicit path is present).
+		if p := c.rawPath(); t.PathArg != "" && filepath.IsAbs(p) && !sandbox.LexicallyInside(c.roots.Workspace, p) && !sandbox.LexicallyInside(c.roots.Scratch, p) {
+			a.external = "denied"
+		}
 		return r
 	}
 	if r := s.checkDelegate(ctx, c); r != nil {
