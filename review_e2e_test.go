@@ -193,3 +193,25 @@ func TestRollbackRetryAfterItsRestoreLanded(t *testing.T) {
 		t.Errorf("a file changed by someone else: %q", code)
 	}
 }
+
+// A Write through a link in the scratch dir to a workspace file changed
+// the workspace with no review record: it was classed external and could
+// not be undone (design section 4c; a review against the design).
+func TestWriteThroughAScratchLinkIsReviewed(t *testing.T) {
+	_, _, c, ws, data := hostWithSession(t, "auto")
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("mine\n"), 0o644)
+	c.call(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "mk", "toolName": "Bash", "args": map[string]any{"command": "true"}})
+	scratchDir, _ := filepath.EvalSymlinks(filepath.Join(data, "scratch", "s"))
+	if err := os.Symlink(filepath.Join(ws, "a.txt"), filepath.Join(scratchDir, "afile")); err != nil {
+		t.Fatal(err)
+	}
+	r := c.call(3, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w", "toolName": "Write", "args": map[string]any{"path": filepath.Join(scratchDir, "afile"), "content": "pwn\n"}})
+	review, _ := r["review"].(map[string]any)
+	if r["ok"] != true || review == nil || review["path"] != "a.txt" {
+		t.Fatalf("Write through the link: %v", r)
+	}
+	c.call(4, "review.rollback", map[string]any{"sessionId": "s", "snapshotId": review["snapshotId"]})
+	if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != "mine\n" {
+		t.Fatalf("after rollback a.txt is %q", got)
+	}
+}

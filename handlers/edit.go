@@ -73,7 +73,7 @@ func runEdit(ctx context.Context, c *call) *ToolResult {
 	}
 	var snap *before
 	var sn *store.Snapshot
-	if c.target.Root == sandbox.RootWorkspace {
+	if c.inWorkspace() {
 		snap = beforeOf(data)
 		if sn, err = c.s.saveSnapshot(ctx, c, snap, updated); err != nil {
 			return c.setPath(failResult(CodeToolFailed, "cannot save the review snapshot of %s, so the edit could not be undone; it was not made: %v", c.target.Display, err))

@@ -66,10 +66,30 @@ type before struct {
 	reversible bool
 }
 
+// inWorkspace reports whether a mutation changes a workspace file: one
+// addressed in the workspace, or one reached from elsewhere (a link in the
+// scratch dir) whose canonical path lies in it. Design section 4c: every
+// successful workspace mutation carries a review snapshot. A Write through
+// a scratch link to a workspace file changed it with no way back.
+func (c *call) inWorkspace() bool {
+	return c.hasTarget && (c.target.Root == sandbox.RootWorkspace ||
+		c.sess.WorkspaceRoot != "" && sandbox.Within(c.sess.WorkspaceRoot, c.target.Abs))
+}
+
+// workspacePath is the target as its snapshot names it: relative to the
+// workspace, as review.rollback resolves it.
+func (c *call) workspacePath() string {
+	if c.target.Root == sandbox.RootWorkspace {
+		return c.target.Display
+	}
+	rel, _ := filepath.Rel(c.sess.WorkspaceRoot, c.target.Abs)
+	return filepath.ToSlash(rel)
+}
+
 // captureBefore reads the target's current bytes for a workspace mutation;
 // nil for scratch and external targets, which get no review record.
 func (s *Server) captureBefore(ctx context.Context, c *call) (*before, error) {
-	if !c.hasTarget || c.target.Root != sandbox.RootWorkspace {
+	if !c.inWorkspace() {
 		return nil, nil
 	}
 	data, _, err := sandbox.ReadFileLimit(c.target, reviewMaxSnapshot)
@@ -106,7 +126,7 @@ func sha(b []byte) string {
 func (s *Server) saveSnapshot(ctx context.Context, c *call, b *before, after []byte) (*store.Snapshot, error) {
 	ctx = context.WithoutCancel(ctx)
 	sn := &store.Snapshot{
-		ID: newID("snap_"), SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: c.target.Display, AbsPath: c.target.Abs,
+		ID: newID("snap_"), SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: c.workspacePath(), AbsPath: c.target.Abs,
 		Existed: b.existed, AfterHash: sha(after), Reversible: b.reversible, State: "active", CreatedAt: store.Now(),
 	}
 	if b.existed && b.reversible {
