@@ -167,3 +167,26 @@ func TestMCPPipelinedWritesApplyInOrder(t *testing.T) {
 		id += 10
 	}
 }
+
+// Calls piped in right before stdin closes were aborted without an audit
+// row when their handlers never started (a newcomer's review: a Write had
+// its row, a Bash none). Each call whose line was read is audited.
+func TestMCPCallsReadBeforeEOFAreAudited(t *testing.T) {
+	for round := range 5 {
+		h, _, data := mcpWire(t)
+		h.send(t, mcpCall(2, "Write", map[string]any{"path": "w.txt", "content": "x"})+"\n"+
+			mcpCall(3, "Bash", map[string]any{"command": "sleep 2; echo done > bash.txt"}))
+		h.stdin.Close()
+		h.wait(t)
+		bin := buildBinary(t)
+		h2 := startHost(t, bin, "--data-dir", data)
+		rows := rpcClient{t, h2}.call(1, "audit.query", map[string]any{})["rows"].([]any)
+		tools := map[string]int{}
+		for _, r := range rows {
+			tools[r.(map[string]any)["toolName"].(string)]++
+		}
+		if tools["Write"] != 1 || tools["Bash"] != 1 {
+			t.Fatalf("round %d: audit rows by tool %v (want one Write, one Bash)", round, tools)
+		}
+	}
+}

@@ -155,6 +155,20 @@ func (s *Server) ExecuteArrival(ctx context.Context, a *Arrival, args json.RawMe
 // it do not wait for it.
 func (a *Arrival) Drop() { a.tk.release() }
 
+// AbortArrival ends a registered call that will never run (its frontend
+// is closing) the way a native call read as shutdown begins ends: as
+// TOOL_ABORTED, with its audit row (PROTOCOL section 6: every call that
+// reaches a session has one). Its args are those given to Arrive.
+func (s *Server) AbortArrival(a *Arrival) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	args := a.p.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	s.ExecuteArrival(ctx, a, args)
+}
+
 // ModeWithoutCard names the least permissive permission mode under which a
 // call that needed a card (reason "tool" or "outside-path") runs without
 // one, or "" when none does. A frontend that cannot show cards says it in

@@ -90,6 +90,7 @@ type Frontend struct {
 type arriver interface {
 	Arrive(p handlers.ExecuteParams) *handlers.Arrival
 	ExecuteArrival(ctx context.Context, a *handlers.Arrival, args json.RawMessage) (*handlers.ToolResult, error)
+	AbortArrival(a *handlers.Arrival)
 }
 
 // New returns a Frontend that logs to log.
@@ -191,6 +192,21 @@ func (f *Frontend) drain(timeout time.Duration) {
 		timeout = 2500 * time.Millisecond
 	}
 	f.close()
+	// Calls read but never given a handler (stdin closed right after
+	// them) end as aborted, each with its audit row.
+	f.mu.Lock()
+	left := make([]*handlers.Arrival, 0, len(f.arrivals))
+	for id, a := range f.arrivals {
+		left = append(left, a)
+		delete(f.arrivals, id)
+	}
+	ar := f.arriver
+	f.mu.Unlock()
+	for _, a := range left {
+		if ar != nil {
+			ar.AbortArrival(a)
+		}
+	}
 	done := make(chan struct{})
 	go func() { f.inflight.Wait(); close(done) }()
 	select {
@@ -230,7 +246,7 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 		if f.closed {
 			f.mu.Unlock()
 			if arrival != nil {
-				arrival.Drop()
+				f.arriver.AbortArrival(arrival)
 			}
 			return nil, errClosing
 		}
@@ -316,7 +332,9 @@ func (f *Frontend) arrive(id json.RawMessage, method string, params json.RawMess
 	if err != nil {
 		return nil
 	}
-	a := ar.Arrive(handlers.ExecuteParams{SessionID: sessionID, TurnID: f.turn, ToolCallID: callID, ToolName: name, PromptID: callID})
+	// The args go along only so that a call aborted before its handler
+	// starts (AbortArrival) is audited with them.
+	a := ar.Arrive(handlers.ExecuteParams{SessionID: sessionID, TurnID: f.turn, ToolCallID: callID, ToolName: name, PromptID: callID, Args: p["arguments"]})
 	f.mu.Lock()
 	f.arrivals[callID] = a
 	f.byRequest[idKey(id)] = callID
