@@ -779,8 +779,15 @@ func TestCancelRightAfterStartSaysWhetherItRan(t *testing.T) {
 		}
 		_, statErr := os.Stat(flag)
 		ran := statErr == nil
-		if !ran && (!res.NotStarted || res.Signal != "") {
-			t.Fatalf("run %d: nothing ran, but NotStarted=%v signal=%q", i, res.NotStarted, res.Signal)
+		// A shell killed after it started but before its touch ran is
+		// started, signalled: under load that window is milliseconds wide
+		// (this failed 1 run in 30 on a busy machine). What must hold:
+		// a command that did not run was either not started or killed.
+		if !ran && !res.NotStarted && res.Signal == "" {
+			t.Fatalf("run %d: nothing ran, yet it neither was stopped before starting nor killed: %+v", i, res)
+		}
+		if !ran && res.NotStarted && res.Signal != "" {
+			t.Fatalf("run %d: NotStarted, yet killed by %s", i, res.Signal)
 		}
 		if res.NotStarted {
 			notStarted++
