@@ -28,67 +28,48 @@ const (
 // label may carry words around it (DB_PASS, SECRET_KEY_BASE,
 // x-api-key) and its quotes may be escaped (\"password\":\"…\" in a
 // curl command inside JSON).
-var secretPatterns = sync.OnceValue(func() []*regexp.Regexp { return buildSecretPatterns(false) })
-
-// cardPatterns are the patterns for text a person approves (the card):
-// there, what is hidden must never change what the text does. A value
-// is one run of characters that cannot end a shell word or command (no
-// space, quote, backslash, newline, ; & | ( ) < > $ `), its quotes kept
-// around [REDACTED]; a key block loses only its lines of key data
-// (redactKeyLines). The broader patterns above took `"password": "'` as
-// the start of a quoted value and hid the commands up to the next quote,
-// which then ran once the card was approved. A multi-word secret shows
-// its words after the first on a card; the audit and the log, which
-// nobody approves anything from, keep the broader patterns.
-var cardPatterns = sync.OnceValue(func() []*regexp.Regexp { return buildSecretPatterns(true) })
-
-func buildSecretPatterns(card bool) []*regexp.Regexp {
+var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 	const (
-		label = `(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|encryption[_-]?key|signing[_-]?key|client[_-]?secret|credentials?)`
+		label = secretLabel
 		q     = `(?:\\?["'])?` // an optional quote, perhaps escaped
 		// "…" with escapes inside; \"…\" (quotes escaped, as in a shell
 		// string), to the next \"; '…'; or one unquoted word. A value
 		// stops at '$' and '`' outside single quotes: "$(curl … | sh)" is
-		// not a secret but something that runs, and the card must show it.
+		// not a secret but something that runs, and it is shown.
 		value = `(?:"(?:[^"\\\n$` + "`" + `]|\\.)*"?|\\"(?:[^"\\\n$` + "`" + `]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|[^\s"'&;|}$` + "`" + `]+)`
 		// One shell command: options are looked for up to its end.
 		sameCommand = `[^\n;&|]*?`
-		// A token starts the text or follows a character that cannot be
-		// part of a word it would end (ta-sk-, netwo-rk_test_); '_' may
-		// come before it (X_ghp_…).
-		start = `(^|[^A-Za-z0-9-])`
 	)
-	// On a card (cardPatterns), values are one word and blanks stay on
-	// their line; key blocks are left to redactKeyLines.
-	val, sp, authScheme, authValue, cookieValue := value, `\s*`, ``, `(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\$`+"`"+`]+`, `[^"'\n\\$`+"`"+`;|&]+`
-	var keyBlocks []*regexp.Regexp
-	if card {
-		word := `[^\s"'\\&;|}$` + "`" + `()<>]+`
-		val, sp = `(?:\\?["'])?`+word+`(?:\\?["'])?`, `[ \t]*`
-		// The scheme (Bearer) stays shown: a value never spans a blank.
-		authScheme, authValue, cookieValue = `(?:(?:bearer|basic|token)[ \t]+)?`, word, word
-	} else {
-		keyBlocks = []*regexp.Regexp{
-			// Key blocks, RSA to PGP; one whose END is in another field
-			// (an Edit's old and new strings) loses the key lines before
-			// its END.
-			regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)`),
-			regexp.MustCompile(`()[A-Za-z0-9+/=\r\n]{16,}(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
-		}
-	}
-	return append(keyBlocks, []*regexp.Regexp{
-		regexp.MustCompile(`(?i)(authorization` + q + sp + `[:=]` + sp + q + authScheme + `)` + authValue),
-		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + sp + `[:=]` + sp + q + `)` + cookieValue),
+	return append([]*regexp.Regexp{
+		// Key blocks, RSA to PGP; one whose END is in another field (an
+		// Edit's old and new strings) loses the key lines before its END.
+		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)`),
+		regexp.MustCompile(`()[A-Za-z0-9+/=\r\n]{16,}(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
+		regexp.MustCompile(`(?i)(authorization` + q + `\s*[:=]\s*` + q + `)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\$` + "`" + `]+`),
+		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + `\s*[:=]\s*` + q + `)[^"'\n\\$` + "`" + `;|&]+`),
 		regexp.MustCompile(`(?i)(\bbearer[ \t]+)[A-Za-z0-9._~+/=-]{12,}`),
-		regexp.MustCompile(`(?i)(\b(?:[a-z0-9]+[_-])*` + label + `(?:[_-][a-z0-9]+)*` + q + sp + `[:=]` + sp + `)` + val),
+		regexp.MustCompile(`(?i)(\b(?:[a-z0-9]+[_-])*` + label + `(?:[_-][a-z0-9]+)*` + q + `\s*[:=]\s*)` + value),
 		// Options that take the secret as the next word.
-		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]` + sp + `)` + val),
+		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]\s*)` + value),
 		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)[^\s"'$` + "`" + `;|&]+`),
 		regexp.MustCompile(`(\bsshpass[ \t]+-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
 		regexp.MustCompile(`(\blogin\b` + sameCommand + `[ \t]-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
 		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)[^\s'"$` + "`" + `;|&()<>]+`),
 		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `[ \t]-p)[^\s"'$` + "`" + `;|&()<>]+`),
-		// Tokens with a known shape.
+		regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/;&|()<>$` + "`" + `'"]+(@)`),
+	}, tokenPatterns()...)
+})
+
+// secretLabel is a word that names a secret.
+const secretLabel = `(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|encryption[_-]?key|signing[_-]?key|client[_-]?secret|credentials?)`
+
+// tokenPatterns are secrets of a known shape, found wherever they are: a
+// token starts the text or follows a character that cannot be part of a
+// word it would end (ta-sk-, netwo-rk_test_); '_' may come before it
+// (X_ghp_…). Each is one word with a distinctive prefix.
+func tokenPatterns() []*regexp.Regexp {
+	const start = `(^|[^A-Za-z0-9-])`
+	return []*regexp.Regexp{
 		regexp.MustCompile(start + `(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
 		regexp.MustCompile(start + `github_pat_[A-Za-z0-9_]{20,}`),
 		regexp.MustCompile(start + `glpat-[A-Za-z0-9_-]{20,}`),
@@ -98,9 +79,44 @@ func buildSecretPatterns(card bool) []*regexp.Regexp {
 		regexp.MustCompile(start + `xox[abprs]-[A-Za-z0-9-]{10,}`),
 		regexp.MustCompile(start + `AIza[0-9A-Za-z_-]{35}`),
 		regexp.MustCompile(start + `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`),
-		regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/;&|()<>$` + "`" + `'"]+(@)`),
-	}...)
+	}
 }
+
+// cardPatterns are the patterns for text a person approves (the card):
+// there, what is hidden must never change what the text does. The broad
+// patterns took `"password": "'` for the start of a quoted value and hid
+// the commands up to the next quote, which then ran once the card was
+// approved; a blank after `TOKEN=` or `--password` let them hide the next
+// word of the command (`TOKEN= rm -rf x`, `--password -o ~/.bashrc`).
+//
+// On a card a hidden value is one word glued to its label (password=x,
+// "password":"x", --password=x, user:pass@, -pPASS), or a double-quoted
+// word after a JSON-style quoted label ("password": "x"); the word holds
+// nothing that can end a shell word or command or that bash expands (no
+// blank, quote, backslash, ; & | ( ) < > $ ` { } * ? [ ~) and does not
+// start with '-'. Its quotes stay around [REDACTED]. Secrets a blank
+// parts from their label (Authorization: Bearer x, --password x,
+// sshpass -p x) are hidden only when they have a known token shape. A
+// key block loses only its lines of key data (redactKeyLines). The audit
+// and the log, which nobody approves anything from, keep the broad
+// patterns.
+var cardPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	const (
+		word  = `[^-\s"'\\&;|}{$` + "`" + `()<>*?\[~][^\s"'\\&;|}{$` + "`" + `()<>*?\[~]*`
+		glued = `(?:\\?["'])?` + word + `(?:\\?["'])?`
+		named = `(?i)(\b(?:[a-z0-9]+[_-])*` + secretLabel + `(?:[_-][a-z0-9]+)*`
+	)
+	return append([]*regexp.Regexp{
+		regexp.MustCompile(named + `(?:\\?["'])?[:=])` + glued),
+		regexp.MustCompile(named + `\\?"[ \t]*:[ \t]*)` + `\\?"` + word + `(?:\\?")?`),
+		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + secretLabel + `(?:-[a-z0-9]+)*=)` + glued),
+		regexp.MustCompile(`(?i)(authorization(?:\\?["'])?[:=])` + glued),
+		regexp.MustCompile(`(?i)((?:set-)?cookie(?:\\?["'])?[:=])` + glued),
+		regexp.MustCompile(`(\bcurl\b[^\n;&|]*?[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)` + word),
+		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b[^\n;&|]*?[ \t]-p)` + word),
+		regexp.MustCompile(`(://[^/\s:@]+:)` + word + `(@)`),
+	}, tokenPatterns()...)
+})
 
 // secretHints are literals every secret pattern needs, lower-cased (for
 // the ghp_ family, its "gh"; "key" covers api keys, access keys and private
@@ -212,11 +228,14 @@ func redactKeyLines(s string) string {
 			if i > 0 {
 				b.WriteByte('\n')
 			}
-			if keyLine().MatchString(strings.TrimSuffix(l, "\r")) {
-				b.WriteString("[REDACTED]")
-				if strings.HasSuffix(l, "\r") {
-					b.WriteByte('\r')
-				}
+			body := strings.TrimSuffix(l, "\r")
+			// A line of an Edit card's diff keeps its ' ', '-' or '+'.
+			prefix := ""
+			if body != "" && strings.IndexByte(" -+", body[0]) >= 0 && keyLine().MatchString(body[1:]) {
+				prefix, body = body[:1], body[1:]
+			}
+			if keyLine().MatchString(body) {
+				b.WriteString(prefix + "[REDACTED]" + l[len(prefix)+len(body):])
 				continue
 			}
 			b.WriteString(l)
