@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"hostcore/perms"
@@ -36,12 +37,23 @@ func writePreview(c *call) string {
 // them can pass for a header, and lines both strings share are shown only
 // around a change. (Listing the whole old text and then the new let an
 // old_string padded past the card's 8 KiB push every new line off it.)
+// editCardDiffMax bounds the strings an Edit card diffs.
+const editCardDiffMax = 4 << 20
+
 func editPreview(c *call) string {
 	var a editArgs
 	decodeInto(c.args, &a)
 	var b strings.Builder
 	b.WriteString("Edit " + c.target.Display + "\n--- old\n+++ new")
-	hunks, _, _, _ := diffHunks(a.OldString, a.NewString)
+	if len(a.OldString)+len(a.NewString) > editCardDiffMax {
+		fmt.Fprintf(&b, "\n(%d bytes replaced by %d bytes: too large to show as a diff)", len(a.OldString), len(a.NewString))
+		return b.String()
+	}
+	// Every line of the diff, however many: the card's byte bound cuts it,
+	// saying how much is left. (The review record's line cap, 2000 short
+	// lines, stopped under that bound without a word, and a change after
+	// 2000 padding lines was not on the card.)
+	hunks, _, _, _ := diffHunksMax(a.OldString, a.NewString, math.MaxInt)
 	if len(hunks) == 0 {
 		b.WriteString("\n(no change)")
 	}

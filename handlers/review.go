@@ -199,6 +199,11 @@ func isBinary(b []byte) bool {
 // diffHunks computes line hunks, bounded to reviewMaxLines kept lines; the
 // counts cover the whole diff.
 func diffHunks(old, new string) ([]DiffHunk, int, int, bool) {
+	return diffHunksMax(old, new, reviewMaxLines)
+}
+
+// diffHunksMax is diffHunks keeping at most maxLines lines.
+func diffHunksMax(old, new string, maxLines int) ([]DiffHunk, int, int, bool) {
 	edits := udiff.Lines(old, new)
 	u, err := udiff.ToUnifiedDiff("a", "b", old, edits, reviewContext)
 	if err != nil {
@@ -224,7 +229,7 @@ func diffHunks(old, new string) ([]DiffHunk, int, int, bool) {
 				dh.OldLines++
 				dh.NewLines++
 			}
-			if kept < reviewMaxLines {
+			if kept < maxLines {
 				dh.Lines = append(dh.Lines, prefix+trimNL(l.Content))
 				kept++
 			} else {
