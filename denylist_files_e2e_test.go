@@ -32,6 +32,8 @@ func TestFileToolsMeetTheDenylist(t *testing.T) {
 		{"Edit", map[string]any{"path": filepath.Join(home, ".ssh", "id_rsa"), "old_string": "SECRET", "new_string": "x"}, true},
 		{"Grep", map[string]any{"pattern": "SECRET", "path": home}, true},
 		{"Glob", map[string]any{"pattern": "*", "path": filepath.Join(home, ".ssh")}, true},
+		{"Glob", map[string]any{"pattern": ".ss?/*", "path": home}, true},
+		{"Glob", map[string]any{"pattern": "**/id_*", "path": home}, true},
 		{"Read", map[string]any{"path": filepath.Join(home, "notes.txt")}, false},
 		{"Glob", map[string]any{"pattern": "*.txt", "path": home}, false},
 	} {
@@ -46,5 +48,17 @@ func TestFileToolsMeetTheDenylist(t *testing.T) {
 	rows := c.call(30, "audit.query", map[string]any{"sessionId": "s", "toolCallId": "ca"})["rows"].([]any)
 	if len(rows) != 1 || rows[0].(map[string]any)["externalPath"] != "denied" {
 		t.Errorf("audit of the refused Read: %v", rows)
+	}
+
+	// A home that is itself a link: its entries count by both names.
+	link := filepath.Join(t.TempDir(), "home-link")
+	os.Symlink(home, link)
+	h2 := startHostEnv(t, bin, []string{"HOME=" + link}, "--data-dir", t.TempDir())
+	c2 := rpcClient{t, h2}
+	c2.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	for i, p := range []string{filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(link, ".ssh", "id_rsa")} {
+		if r := c2.call(2+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "l" + string(rune('0'+i)), "toolName": "Read", "args": map[string]any{"path": p}}); r["decision"] != "policy-deny" {
+			t.Errorf("HOME a link, Read %s: %v", p, r["message"])
+		}
 	}
 }

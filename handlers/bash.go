@@ -554,20 +554,37 @@ const keyBashDenylist = "bashDenylist"
 
 // sensitiveTarget refuses a file tool's outside path that names an entry
 // of the denylist (built-in and the user's), as written or as resolved
-// (a link to ~/.ssh is ~/.ssh). Grep reads whole trees, so a directory
-// above an entry (the home directory) is refused for it too; Glob only
-// lists names, and Read, Write and Edit name one file.
+// (a link to ~/.ssh is ~/.ssh; a home that is itself a link counts by
+// both its names). Grep walks whole trees, and so does a Glob whose
+// pattern descends (a Glob of ~ with pattern .ss?/* listed the names in
+// ~/.ssh): a directory above an entry (the home directory) is refused for
+// them too; Read, Write and Edit name one file, a Glob like *.txt one
+// directory. Names compare without case where the file system
+// does (macOS), as for Bash.
 func (c *call) sensitiveTarget(ctx context.Context) *ToolResult {
 	extra, err := c.s.bashDenylist(ctx)
 	if err != nil {
 		return failResult(CodeToolFailed, "reading the denylist: %v", err)
 	}
-	home := userHome()
-	entries := builtinEntries(home)
-	for _, e := range extra {
-		entries = append(slices.Clip(entries), entryPaths(e, home)...)
+	homes := []string{userHome()}
+	if real, err := filepath.EvalSymlinks(homes[0]); err == nil && real != homes[0] {
+		homes = append(homes, real)
 	}
-	opts := globOpts{recursive: c.tool.Name == "Grep"}
+	var entries [][]string
+	for _, home := range homes {
+		entries = append(entries, builtinEntries(home)...)
+		for _, e := range extra {
+			entries = append(entries, entryPaths(e, home)...)
+		}
+	}
+	var glob struct {
+		Pattern string `json:"pattern"`
+	}
+	if c.tool.Name == "Glob" {
+		decodeInto(c.args, &glob)
+	}
+	descends := strings.Contains(glob.Pattern, "/") || strings.Contains(glob.Pattern, "**")
+	opts := globOpts{recursive: c.tool.Name == "Grep" || descends, nocase: caseInsensitiveFS}
 	globs := globCache{}
 	for _, p := range []string{c.target.Abs, filepath.Clean(c.rawPath())} {
 		if !filepath.IsAbs(p) {
