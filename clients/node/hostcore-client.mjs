@@ -43,7 +43,10 @@ export class HostcoreClient {
     this.child.stdin.on("error", () => {});
     this.exited = new Promise((resolve) => {
       this.child.on("exit", (code, signal) => {
-        this.goneWith(`hostcore exited (code ${code}, signal ${signal})`);
+        // Answers written just before the exit may still be in the pipe
+        // (shutdown's may precede the calls'): new requests are refused
+        // now, pending ones are rejected once stdout closes.
+        this.gone ??= `hostcore exited (code ${code}, signal ${signal})`;
         resolve({ code, signal });
       });
       // A binary that cannot be spawned (ENOENT, EACCES) is an 'error'
