@@ -68,6 +68,7 @@ func TestArgumentsAndHelp(t *testing.T) {
 		{args: []string{"--data-dir", t.TempDir(), "mcp", "--workspace", "."}, code: 2, want: `unexpected argument "mcp"`},
 		{args: []string{"mcp", "--workspace", ".", "extra"}, code: 2, want: `unexpected argument "extra"`},
 		{args: []string{"--data-dir", ""}, code: 2, want: "--data-dir must not be empty"},
+		{env: []string{"HOSTCORE_DATA_DIR=  "}, code: 2, want: "HOSTCORE_DATA_DIR must not be empty"},
 		{env: []string{"HOSTCORE_LOG_LEVEL=loud"}, args: []string{"--data-dir", t.TempDir()}, code: 2, want: `HOSTCORE_LOG_LEVEL="loud"`},
 		{args: []string{"--data-dir", t.TempDir(), "--log-level", "loud"}, code: 2, want: `--log-level "loud"`},
 	} {

@@ -51,7 +51,7 @@ func run(args []string) int {
 		return code
 	}
 	if strings.TrimSpace(*dataDir) == "" {
-		fmt.Fprintln(os.Stderr, "hostcore: --data-dir must not be empty")
+		fmt.Fprintf(os.Stderr, "hostcore: %s must not be empty\n", givenAs(fs, "data-dir", "HOSTCORE_DATA_DIR"))
 		return 2
 	}
 	if *slots < 1 {
@@ -169,6 +169,18 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string) (code int, ok boo
 	return 0, true
 }
 
+// givenAs names a setting as the user gave it: the flag, if given, else
+// its variable.
+func givenAs(fs *flag.FlagSet, flagName, env string) string {
+	name := env
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == flagName {
+			name = "--" + flagName
+		}
+	})
+	return name
+}
+
 // commonFlags checks the flags both commands take and builds the logger
 // (JSON lines on stderr; stdout is the protocol's).
 func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (time.Duration, *slog.Logger, bool) {
@@ -176,11 +188,9 @@ func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (tim
 		return 0, nil, false
 	}
 	// A bad value is named as it was given: the flag, or its variable.
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	source := func(flagName, env string) string {
-		if given[flagName] {
-			return "--" + flagName + " "
+		if n := givenAs(fs, flagName, env); n != env {
+			return n + " "
 		}
 		return env + "="
 	}
@@ -302,7 +312,7 @@ func runMCP(args []string) int {
 		return code
 	}
 	if strings.TrimSpace(*dataDir) == "" {
-		fmt.Fprintln(os.Stderr, "hostcore mcp: --data-dir must not be empty")
+		fmt.Fprintf(os.Stderr, "hostcore mcp: %s must not be empty\n", givenAs(fs, "data-dir", "HOSTCORE_DATA_DIR"))
 		return 2
 	}
 	if *workspace == "" {

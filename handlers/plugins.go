@@ -29,8 +29,9 @@ const (
 	// Schema bounds. plugins.register runs before the next line is read,
 	// and the schema compiler's time grows faster than the schema: a
 	// 95 KB schema 4,500 levels deep took 75 s, and every card answered
-	// meanwhile timed out. Within these bounds one registration compiles
-	// in well under half a second.
+	// meanwhile timed out. Within these bounds one schema compiles in at
+	// most about 0.2 s (a 64 KiB fan-out of $refs, measured), a whole
+	// registration within a second.
 	pluginToolsMax    = 256
 	pluginIDMax       = 64
 	pluginSchemaMax   = 64 << 10
