@@ -24,6 +24,7 @@ func TestUnreadableFlagsAndVariablesExit2(t *testing.T) {
 		{env: []string{"HOSTCORE_WARM_REAPER=yes"}, want: "HOSTCORE_WARM_REAPER"},
 		{env: []string{"HOSTCORE_PERMISSION_TIMEOUT=1ns"}, want: "permission-timeout"},
 		{args: []string{"--permission-timeout", "500us"}, want: "permission-timeout"},
+		{args: []string{"--permission-timeout", "1000000h"}, want: "permission-timeout"},
 		{args: []string{"--mutation-slots", "0"}, want: "mutation-slots"},
 		{args: []string{"--log-level", "loud"}, want: "log-level"},
 	} {

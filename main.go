@@ -169,6 +169,10 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string) (code int, ok boo
 	return 0, true
 }
 
+// maxPermissionTimeout bounds --permission-timeout: a card must fail
+// closed within a day at the latest.
+const maxPermissionTimeout = 24 * time.Hour
+
 // givenAs names a setting as the user gave it: the flag, if given, else
 // its variable.
 func givenAs(fs *flag.FlagSet, flagName, env string) string {
@@ -195,9 +199,10 @@ func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (tim
 		return env + "="
 	}
 	timeout, err := time.ParseDuration(timeoutStr)
-	if err != nil || timeout < time.Millisecond {
-		// Cards carry the timeout in whole milliseconds (timeoutMs).
-		fmt.Fprintf(os.Stderr, "%s: %s%q: want a duration of at least 1ms, such as 120s (permission-timeout)\n", cmd, source("permission-timeout", "HOSTCORE_PERMISSION_TIMEOUT"), timeoutStr)
+	if err != nil || timeout < time.Millisecond || timeout > maxPermissionTimeout {
+		// Cards carry the timeout in whole milliseconds (timeoutMs); one
+		// that never ends in practice (1000000h) is no fail-closed timer.
+		fmt.Fprintf(os.Stderr, "%s: %s%q: want a duration from 1ms to 24h, such as 120s (permission-timeout)\n", cmd, source("permission-timeout", "HOSTCORE_PERMISSION_TIMEOUT"), timeoutStr)
 		return 0, nil, false
 	}
 	var level slog.Level
