@@ -592,3 +592,23 @@ func TestBrowserPreviewRefusesADirectoryName(t *testing.T) {
 		t.Errorf("browser.preview sent: %v", n)
 	}
 }
+
+// A plugin's integer argument written 1.0 was refused: hostcore's check
+// for its own int fields ran on plugin schemas too, whose args reach the
+// client as sent (JSON Schema counts 1.0 as an integer).
+func TestPluginIntegerArgumentsFollowTheSchema(t *testing.T) {
+	fc := &fakeClient{call: func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
+	}}
+	s := newTestServer(t, fc)
+	newSession(t, s, "s1", perms.OpAgent, perms.ModeAuto)
+	if _, err := s.pluginsRegister(t.Context(), json.RawMessage(`{"pluginId":"p","grants":["agent.tool.register"],"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "a", ToolName: "plugin_p_t", Args: json.RawMessage(`{"n":1.0}`)}); !r.OK {
+		t.Errorf("n: 1.0: %+v", r)
+	}
+	if r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "b", ToolName: "plugin_p_t", Args: json.RawMessage(`{"n":1.5}`)}); r.OK || r.ErrorCode != CodeInvalidArgument {
+		t.Errorf("n: 1.5: %+v", r)
+	}
+}

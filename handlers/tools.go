@@ -191,7 +191,9 @@ func validateValue(t *toolDef, v any) error {
 // tool would run with its default (found by FuzzToolArgs).
 func checkIntegers(t *toolDef, v any) error {
 	obj, ok := v.(map[string]any)
-	if !ok || t.schema == nil {
+	// A plugin's args go to the client as they came, never into an int:
+	// its schema alone judges them (1.0 is an integer to JSON Schema).
+	if !ok || t.schema == nil || t.PluginID != "" {
 		return nil
 	}
 	for name, prop := range t.schema.Properties {
