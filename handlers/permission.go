@@ -23,9 +23,9 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 	}
 	if c.hasTarget {
 		if c.target.Root == sandbox.RootWorkspace {
-			card["path"] = escapeText(redactCard(c.target.Display))
+			card["path"] = escapeText(redactCard(c.target.Display, true))
 		} else {
-			card["path"] = escapeText(redactCard(c.target.Abs))
+			card["path"] = escapeText(redactCard(c.target.Abs, true))
 		}
 	}
 	if c.p.Delegate != "" {
@@ -63,12 +63,12 @@ func (c *call) cardPreview() string {
 		// A command is shown whole, however long (it is at most
 		// maxCommandBytes, and escaping at most quadruples it): text
 		// padded past a cut would otherwise hide what runs.
-		return cardText(c.tool.preview(c), 4*maxCommandBytes+64)
+		return cardText(c.tool.preview(c), 4*maxCommandBytes+64, true)
 	}
 	if c.tool.preview != nil {
-		return cardText(c.tool.preview(c), cardPreviewMax)
+		return cardText(c.tool.preview(c), cardPreviewMax, false)
 	}
-	return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, redactCard)
+	return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, func(s string) string { return redactCard(s, false) })
 }
 
 // replyText is a card reply as the log shows it: bounded, escaped.

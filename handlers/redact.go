@@ -63,59 +63,62 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 // secretLabel is a word that names a secret.
 const secretLabel = `(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|encryption[_-]?key|signing[_-]?key|client[_-]?secret|credentials?)`
 
-// tokenPatterns are secrets of a known shape, found wherever they are: a
-// token starts the text or follows a character that cannot be part of a
-// word it would end (ta-sk-, netwo-rk_test_); '_' may come before it
-// (X_ghp_…). Each is one word with a distinctive prefix.
+// tokenShapes are secrets of a known shape: one word each, with a
+// distinctive prefix.
+var tokenShapes = []string{
+	`(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`,
+	`github_pat_[A-Za-z0-9_]{20,}`,
+	`glpat-[A-Za-z0-9_-]{20,}`,
+	`sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`,
+	`(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`,
+	`(?:AKIA|ASIA)[0-9A-Z]{16}`,
+	`xox[abprs]-[A-Za-z0-9-]{10,}`,
+	`AIza[0-9A-Za-z_-]{35}`,
+	`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`,
+}
+
+// tokenPatterns find the token shapes wherever they are (the audit's and
+// the log's redaction): a token starts the text or follows a character
+// that cannot be part of a word it would end (ta-sk-, netwo-rk_test_);
+// '_' may come before it (X_ghp_…).
 func tokenPatterns() []*regexp.Regexp {
-	const start = `(^|[^A-Za-z0-9-])`
-	return []*regexp.Regexp{
-		regexp.MustCompile(start + `(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),
-		regexp.MustCompile(start + `github_pat_[A-Za-z0-9_]{20,}`),
-		regexp.MustCompile(start + `glpat-[A-Za-z0-9_-]{20,}`),
-		regexp.MustCompile(start + `sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`),
-		regexp.MustCompile(start + `(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`),
-		regexp.MustCompile(start + `(?:AKIA|ASIA)[0-9A-Z]{16}`),
-		regexp.MustCompile(start + `xox[abprs]-[A-Za-z0-9-]{10,}`),
-		regexp.MustCompile(start + `AIza[0-9A-Za-z_-]{35}`),
-		regexp.MustCompile(start + `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`),
+	var out []*regexp.Regexp
+	for _, shape := range tokenShapes {
+		out = append(out, regexp.MustCompile(`(^|[^A-Za-z0-9-])`+shape))
 	}
+	return out
 }
 
 // cardPatterns are the patterns for text a person approves (the card):
-// there, what is hidden must never change what the text does. The broad
-// patterns took `"password": "'` for the start of a quoted value and hid
-// the commands up to the next quote, which then ran once the card was
-// approved; a blank after `TOKEN=` or `--password` let them hide the next
-// word of the command (`TOKEN= rm -rf x`, `--password -o ~/.bashrc`).
+// there, what is hidden must never change what the text does, and the
+// reviews showed that a redactor that reads labels cannot promise that.
+// It took `"password": "'` for the start of a quoted value and hid the
+// commands up to the next quote; a blank after `TOKEN=` let it hide the
+// next word; a value glued to its label can still be a path, a program
+// or a host (`pass=/../../.bashrc`, `X_TOKEN=rm; $X_TOKEN -f x`), and a
+// greedy URL password swallowed the real host (`http://ci:x@127.0.0.1/
+// @github.com/…` showed github.com).
 //
-// On a card a hidden value is one word glued to its label (password=x,
-// "password":"x", --password=x, user:pass@, -pPASS), or a double-quoted
-// word after a JSON-style quoted label ("password": "x"); the word holds
-// nothing that can end a shell word or command or that bash expands (no
-// blank, quote, backslash, ; & | ( ) < > $ ` { } * ? [ ~) and does not
-// start with '-'. Its quotes stay around [REDACTED]. Secrets a blank
-// parts from their label (Authorization: Bearer x, --password x,
-// sshpass -p x) are hidden only when they have a known token shape. A
-// key block loses only its lines of key data (redactKeyLines). The audit
-// and the log, which nobody approves anything from, keep the broad
-// patterns.
+// So a card hides only what has the shape of a secret and nothing else:
+// a token with a known prefix (ghp_, sk-, AKIA, a JWT, …) standing as a
+// word of its own or glued after '=', ':' or a quote, never after '/' or
+// '.' (a file named like a token is a file) and never followed by more of
+// a word ('.sh'); a URL's password, which holds no '@', '/' or ':' (they
+// would be escaped in a real one); and, outside Bash, the lines of a
+// complete private key block (redactKeyBlocks). Passwords under a label
+// (password=…, --password …, Authorization: Bearer …) are shown: the
+// card is shown to the user whose secret it is, and the audit and the
+// log, which nobody approves anything from, keep the broad patterns.
 var cardPatterns = sync.OnceValue(func() []*regexp.Regexp {
 	const (
-		word  = `[^-\s"'\\&;|}{$` + "`" + `()<>*?\[~][^\s"'\\&;|}{$` + "`" + `()<>*?\[~]*`
-		glued = `(?:\\?["'])?` + word + `(?:\\?["'])?`
-		named = `(?i)(\b(?:[a-z0-9]+[_-])*` + secretLabel + `(?:[_-][a-z0-9]+)*`
+		before = `(^|[\s=:"'(,\[{])`
+		after  = `($|[\s"',;)\]}&|@])`
 	)
-	return append([]*regexp.Regexp{
-		regexp.MustCompile(named + `(?:\\?["'])?[:=])` + glued),
-		regexp.MustCompile(named + `\\?"[ \t]*:[ \t]*)` + `\\?"` + word + `(?:\\?")?`),
-		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + secretLabel + `(?:-[a-z0-9]+)*=)` + glued),
-		regexp.MustCompile(`(?i)(authorization(?:\\?["'])?[:=])` + glued),
-		regexp.MustCompile(`(?i)((?:set-)?cookie(?:\\?["'])?[:=])` + glued),
-		regexp.MustCompile(`(\bcurl\b[^\n;&|]*?[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)` + word),
-		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b[^\n;&|]*?[ \t]-p)` + word),
-		regexp.MustCompile(`(://[^/\s:@]+:)` + word + `(@)`),
-	}, tokenPatterns()...)
+	var out []*regexp.Regexp
+	for _, shape := range tokenShapes {
+		out = append(out, regexp.MustCompile(before+shape+after))
+	}
+	return append(out, regexp.MustCompile(`(://[^/\s:@]+:)[^@/:\s"'\\;&|()<>$`+"`"+`{}*?\[~]+(@)`))
 })
 
 // secretHints are literals every secret pattern needs, lower-cased (for
@@ -164,12 +167,19 @@ func Redact(s string) string {
 	return redactAll(s)
 }
 
-// redactCard is Redact for what a person approves (cardPatterns).
-func redactCard(s string) string {
+// redactCard is Redact for what a person approves (cardPatterns); text
+// that is not a command also loses the lines of complete key blocks.
+func redactCard(s string, command bool) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	return redactKeyLines(redactWith(s, cardPatterns(), true))
+	// Twice: a match takes the character after its token, which the next
+	// token, one blank on, needs before it.
+	s = redactWith(redactWith(s, cardPatterns(), false), cardPatterns(), false)
+	if command {
+		return s
+	}
+	return redactKeyBlocks(s)
 }
 
 // redactAll runs every pattern.
@@ -198,68 +208,35 @@ func redactWith(s string, patterns []*regexp.Regexp, keepQuotes bool) string {
 	return s
 }
 
-// keyMarker finds the lines of a private key block (or the part of one
-// before its END, when the BEGIN is in another field).
-var keyMarker = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`-----(BEGIN|END) [A-Z ]*PRIVATE KEY[A-Z ]*-----`)
+// keyBlock is a complete private key block, its markers at the start of
+// their lines, every line between them base64 (an Edit card's diff lines
+// may start with ' ', '-' or '+').
+var keyBlock = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[ +-]?-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----\r?\n((?:[ +-]?[A-Za-z0-9+/=]+\r?\n)+)[ +-]?-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----`)
 })
 
-// keyLine is one line of key data: 60 or more base64 characters (PEM
-// lines have 64, OpenSSH's 70), with nothing else on the line.
-var keyLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[A-Za-z0-9+/=]{60,}$`)
-})
-
-// redactKeyLines hides the key data of private key blocks on a card line
-// by line: each line of key data becomes [REDACTED], and every other line
-// (the markers, headers, anything that is not key data) stays as it is,
-// so no command inside or around a block can be hidden. A last, shorter
-// line of key data is shown (at most 59 characters of the key's end).
-func redactKeyLines(s string) string {
-	marks := keyMarker().FindAllStringSubmatchIndex(s, -1)
-	if len(marks) == 0 {
-		return s
-	}
-	var b strings.Builder
-	prev := 0
-	region := func(from, to int) {
-		lines := strings.Split(s[from:to], "\n")
-		for i, l := range lines {
-			if i > 0 {
-				b.WriteByte('\n')
-			}
-			body := strings.TrimSuffix(l, "\r")
-			// A line of an Edit card's diff keeps its ' ', '-' or '+'.
+// redactKeyBlocks hides the key data of complete private key blocks on a
+// Write or Edit card line by line, each line [REDACTED] after its diff
+// prefix, the markers shown. Anything else in a block (a header, a line
+// that is not base64) leaves the block shown whole; a command never loses
+// a block's lines (in bash each is a command: PATH=/a/b… is base64 too).
+func redactKeyBlocks(s string) string {
+	return keyBlock().ReplaceAllStringFunc(s, func(m string) string {
+		lines := strings.Split(m, "\n")
+		for i := 1; i < len(lines)-1; i++ {
+			l := lines[i]
 			prefix := ""
-			if body != "" && strings.IndexByte(" -+", body[0]) >= 0 && keyLine().MatchString(body[1:]) {
-				prefix, body = body[:1], body[1:]
+			if l != "" && strings.IndexByte(" -+", l[0]) >= 0 && len(lines[0]) > 0 && strings.IndexByte(" -+", lines[0][0]) >= 0 {
+				prefix = l[:1]
 			}
-			if keyLine().MatchString(body) {
-				b.WriteString(prefix + "[REDACTED]" + l[len(prefix)+len(body):])
-				continue
+			cr := ""
+			if strings.HasSuffix(l, "\r") {
+				cr = "\r"
 			}
-			b.WriteString(l)
+			lines[i] = prefix + "[REDACTED]" + cr
 		}
-	}
-	inBlock := false
-	for _, m := range marks {
-		begin := s[m[2]:m[3]] == "BEGIN"
-		if inBlock || !begin {
-			// The lines since the BEGIN (or, for an END without one, since
-			// the start) are key data.
-			region(prev, m[0])
-		} else {
-			b.WriteString(s[prev:m[0]])
-		}
-		b.WriteString(s[m[0]:m[1]])
-		prev, inBlock = m[1], begin
-	}
-	if inBlock {
-		region(prev, len(s))
-	} else {
-		b.WriteString(s[prev:])
-	}
-	return b.String()
+		return strings.Join(lines, "\n")
+	})
 }
 
 // escapeText shows control characters, bidi overrides and ANSI escapes
@@ -325,7 +302,9 @@ func isInvisibleFormat(r rune) bool {
 func preview(s string, max int) string { return bound(escapeText(Redact(s)), max) }
 
 // cardText is preview for a card (redactCard).
-func cardText(s string, max int) string { return bound(escapeText(redactCard(s)), max) }
+func cardText(s string, max int, command bool) string {
+	return bound(escapeText(redactCard(s, command)), max)
+}
 
 // previewJSON is preview for JSON text (the canonical args). Secrets are
 // redacted in each decoded string value, where quotes are quotes (in the
