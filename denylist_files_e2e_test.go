@@ -62,3 +62,38 @@ func TestFileToolsMeetTheDenylist(t *testing.T) {
 		}
 	}
 }
+
+// An entry that is itself a link (~/.ssh -> ~/dotfiles/ssh, a common
+// setup) left the directory it leads to open, to the file tools and to
+// Bash (an adversarial review). The shadow backups were not listed.
+func TestDenylistEntriesThatAreLinks(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	base := t.TempDir()
+	home, real := filepath.Join(base, "h"), filepath.Join(base, "dot", "ssh-real")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(real, 0o700)
+	os.WriteFile(filepath.Join(real, "id_ed25519"), []byte("REALKEY\n"), 0o600)
+	os.Symlink(real, filepath.Join(home, ".ssh"))
+	h := startHostEnv(t, bin, []string{"HOME=" + home}, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	for i, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"Read", map[string]any{"path": filepath.Join(real, "id_ed25519")}},
+		{"Write", map[string]any{"path": filepath.Join(real, "authorized_keys"), "content": "ssh-ed25519 AAAA attacker\n"}},
+		{"Grep", map[string]any{"pattern": "REALKEY", "path": filepath.Join(base, "dot")}},
+		{"Bash", map[string]any{"command": "cat " + filepath.Join(real, "id_ed25519")}},
+		{"Read", map[string]any{"path": "/etc/shadow-"}},
+	} {
+		r := c.call(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "c" + string(rune('a'+i)), "toolName": tc.tool, "args": tc.args})
+		if r["decision"] != "policy-deny" {
+			t.Errorf("%s %v: %v %v", tc.tool, tc.args, r["decision"], r["message"])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(real, "authorized_keys")); err == nil {
+		t.Error("authorized_keys was written")
+	}
+}

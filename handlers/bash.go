@@ -548,6 +548,10 @@ var builtinDenylist = []string{
 	"~/Library/Application Support/BraveSoftware", "~/Library/Application Support/Microsoft Edge",
 	"~/Library/Safari", "~/Library/Cookies",
 	"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/master.passwd",
+	// The previous shadow files hold the same hashes; the host's private
+	// keys sign as the machine.
+	"/etc/shadow-", "/etc/gshadow-", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+	"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
 }
 
 const keyBashDenylist = "bashDenylist"
@@ -575,6 +579,7 @@ func (c *call) sensitiveTarget(ctx context.Context) *ToolResult {
 		entries = append(entries, builtinEntries(home)...)
 		for _, e := range extra {
 			entries = append(entries, entryPaths(e, home)...)
+			entries = append(entries, linkedEntry(e, home)...)
 		}
 	}
 	var glob struct {

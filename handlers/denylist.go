@@ -75,6 +75,7 @@ func checkDenylist(command, workspace, home string, extra []string) denial {
 		entries = slices.Clone(entries)
 		for _, e := range extra {
 			entries = append(entries, entryPaths(e, home)...)
+			entries = append(entries, linkedEntry(e, home)...)
 		}
 	}
 	if w := firstDenied(words, entries, workspace, home); w != "" {
@@ -95,9 +96,26 @@ func builtinEntries(home string) [][]string {
 	var entries [][]string
 	for _, e := range builtinDenylist {
 		entries = append(entries, entryPaths(e, home)...)
+		entries = append(entries, linkedEntry(e, home)...)
 	}
 	builtinEntriesByHome.Store(home, entries)
 	return entries
+}
+
+// linkedEntry is where an entry of home leads when it is itself a link
+// (~/.ssh -> ~/dotfiles/ssh): that directory is as sensitive, and a path
+// resolved through the link no longer names the entry as written. None
+// when the entry is no link (or does not exist).
+func linkedEntry(e, home string) [][]string {
+	p := e
+	if rest, ok := strings.CutPrefix(e, "~/"); ok {
+		p = filepath.Join(home, rest)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || real == filepath.Clean(p) {
+		return nil
+	}
+	return [][]string{components(real)}
 }
 
 var builtinEntriesByHome sync.Map

@@ -292,7 +292,12 @@ func isInvisibleFormat(r rune) bool {
 		return true
 	case r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0, r == 0x180e:
 		return true
-	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef:
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef, r >= 0x180b && r <= 0x180f:
+		return true
+	// The combining grapheme joiner and Khmer's invisible vowels draw
+	// nothing (./te\u034fst.sh read as ./test.sh); the braille blank and
+	// the ideographic space draw as blanks.
+	case r == 0x034f, r == 0x17b4, r == 0x17b5, r == 0x2800, r == 0x3000:
 		return true
 	}
 	return false

@@ -318,3 +318,13 @@ func FuzzCardRedactionKeepsTheCommand(f *testing.F) {
 		}
 	})
 }
+
+// Characters that draw nothing or draw as a blank were shown raw: a name
+// with U+034F read as another (an adversarial review).
+func TestEscapeTextShowsMoreInvisibles(t *testing.T) {
+	for _, r := range []rune{0x034f, 0x17b4, 0x17b5, 0x180b, 0x180c, 0x180d, 0x180f, 0x2800, 0x3000} {
+		if got := escapeText("te" + string(r) + "st.sh"); got == "te"+string(r)+"st.sh" {
+			t.Errorf("U+%04X shown raw", r)
+		}
+	}
+}
