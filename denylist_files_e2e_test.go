@@ -35,6 +35,8 @@ func TestFileToolsMeetTheDenylist(t *testing.T) {
 		{"Glob", map[string]any{"pattern": ".ss?/*", "path": home}, true},
 		{"Glob", map[string]any{"pattern": "**/id_*", "path": home}, true},
 		{"Read", map[string]any{"path": filepath.Join(home, "notes.txt")}, false},
+		// One directory's names: nothing below it is walked.
+		{"Glob", map[string]any{"pattern": filepath.Join(home, "*.txt")}, false},
 		{"Glob", map[string]any{"pattern": "*.txt", "path": home}, false},
 	} {
 		r := c.call(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "c" + string(rune('a'+i)), "toolName": tc.tool, "args": tc.args})

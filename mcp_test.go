@@ -251,6 +251,17 @@ func TestMCPWriteAskedThroughElicitation(t *testing.T) {
 	}
 }
 
+// logSays waits up to 5 s for hostcore's stderr to hold s: it is copied
+// by a goroutine of its own, which may lag behind the answer on stdout.
+func logSays(w *syncWriter, s string) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(w.String(), s) {
+			return true
+		}
+	}
+	return false
+}
+
 func TestMCPFailsClosedWithoutElicitation(t *testing.T) {
 	ws, data := newWorkspace(t)
 	h := startMCP(t, nil, "--workspace", ws, "--data-dir", data)
@@ -261,7 +272,7 @@ func TestMCPFailsClosedWithoutElicitation(t *testing.T) {
 	if !res.IsError || strings.Contains(text(res), "--permission-mode") || !strings.Contains(text(res), "elicitation") {
 		t.Errorf("Write without elicitation: isError=%v %q", res.IsError, text(res))
 	}
-	if !strings.Contains(h.stderr.String(), "--permission-mode accept-edits") {
+	if !logSays(h.stderr, "--permission-mode accept-edits") {
 		t.Errorf("the log does not say which mode lets Write run")
 	}
 	if structured(t, res)["errorCode"] != "TOOL_DENIED" {
@@ -272,7 +283,7 @@ func TestMCPFailsClosedWithoutElicitation(t *testing.T) {
 	}
 	if hasTool(t, h, "Bash") {
 		res = h.call(t, ctx, "Bash", map[string]any{"command": "touch ran"})
-		if !res.IsError || strings.Contains(text(res), "--permission-mode") || !strings.Contains(h.stderr.String(), "--permission-mode auto") {
+		if !res.IsError || strings.Contains(text(res), "--permission-mode") || !logSays(h.stderr, "--permission-mode auto") {
 			t.Errorf("Bash without elicitation: %q", text(res))
 		}
 		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {

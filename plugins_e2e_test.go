@@ -150,7 +150,7 @@ func TestPluginRepliesAreCheckedAndRedacted(t *testing.T) {
 	}{
 		{`"result":{"foo":1}`, false, "content is required", ""},
 		{`"result":null`, false, "content is required", ""},
-		{`"result":{"content":[{"type":"image","data":"AAAA"}]}`, true, "image block", ""},
+		{`"result":{"content":[{"type":"image","data":"AAAA"}]}`, true, `block of type \"image\"`, ""},
 		{`"error":{"code":5,"message":"upstream said token=sk-abcdefghijklmnopqrstuv"}`, false, "upstream said", "sk-abcdefghijklmnopqrstuv"},
 	} {
 		c.send(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "c" + string(rune('a'+i)), "toolName": "plugin_p_t", "args": map[string]any{}})

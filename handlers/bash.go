@@ -556,6 +556,20 @@ var builtinDenylist = []string{
 
 const keyBashDenylist = "bashDenylist"
 
+// globDescends reports whether a Glob pattern reaches below the directory
+// it starts from: its part from the first component holding a wildcard
+// on has a '/' or a '**'. /etc/*.conf lists one directory; .ss?/* and
+// **/id_* walk into others.
+func globDescends(pattern string) bool {
+	parts := strings.Split(pattern, "/")
+	for i, p := range parts {
+		if strings.ContainsAny(p, "*?[{") {
+			return i < len(parts)-1 || strings.Contains(p, "**")
+		}
+	}
+	return false
+}
+
 // sensitiveTarget refuses a file tool's outside path that names an entry
 // of the denylist (built-in and the user's), as written or as resolved
 // (a link to ~/.ssh is ~/.ssh; a home that is itself a link counts by
@@ -588,7 +602,7 @@ func (c *call) sensitiveTarget(ctx context.Context) *ToolResult {
 	if c.tool.Name == "Glob" {
 		decodeInto(c.args, &glob)
 	}
-	descends := strings.Contains(glob.Pattern, "/") || strings.Contains(glob.Pattern, "**")
+	descends := globDescends(glob.Pattern)
 	opts := globOpts{recursive: c.tool.Name == "Grep" || descends, nocase: caseInsensitiveFS}
 	globs := globCache{}
 	for _, p := range []string{c.target.Abs, filepath.Clean(c.rawPath())} {

@@ -204,3 +204,12 @@ func splitPoint(r *rand.Rand, s string) int {
 func decoy(r *rand.Rand) string {
 	return [...]string{"x", "", `x"}"`, `x\}`, `x\,y`, `"{"`, `'}'`, "{a,b}", `"x,y"`, `'{x,y}'`, `\{`, `y"{"z`, "a..b", "{1..2}", `$'}'`, "x{", "x}y"}[r.IntN(17)]
 }
+
+func TestGlobDescends(t *testing.T) {
+	for p, want := range map[string]bool{"*.txt": false, "/etc/*.conf": false, "/etc/host*": false, "src/*.go": false,
+		".ss?/*": true, "**/id_*": true, "**": true, "{.ssh,.aws}/*": true, "*/.ssh/*": true, "a/**/b": true, "plain": false} {
+		if got := globDescends(p); got != want {
+			t.Errorf("globDescends(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -326,6 +326,11 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 		// body) failed because it was cancelled: it ends as aborted.
 		res = aborted(cctx)
 	}
+	if res.ErrorCode == CodeToolAborted && a.decision == decPolicy {
+		// Aborted before anything was decided: no policy refused it (the
+		// audit said policy-deny for calls piped in before an EOF).
+		a.decision = decCancel
+	}
 	tk.entry.stopped = res.stopped || res.ErrorCode == CodeToolAborted
 	return s.finish(ctx, c, a, res)
 }

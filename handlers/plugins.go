@@ -270,7 +270,7 @@ func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Co
 			if b.Type != "text" {
 				// Only text reaches the model (PROTOCOL section 5: {type,
 				// text}); an image's data was dropped without a word.
-				b.Type, b.Text = "text", fmt.Sprintf("[a %s block from the plugin, not shown: only text is passed on]", escapeText(cutAt(b.Type, 64)))
+				b.Type, b.Text = "text", fmt.Sprintf("[a block of type %q from the plugin, not shown: only text is passed on]", escapeText(cutAt(b.Type, 64)))
 			}
 			if len(b.Text) > budget {
 				b.Text = cutAt(b.Text, budget) + "\n…[output cut]"

@@ -430,7 +430,17 @@ func (f *Frontend) lookup(toolCallID string) *callState {
 }
 
 // errNoElicitation fails a card closed for a client that cannot be asked.
-var errNoElicitation = errors.New("the MCP client did not declare elicitation: permission cannot be asked")
+var errNoElicitation error = noElicitation{}
+
+// noElicitation is the answer to a card this client cannot be shown. Its
+// NotSent makes the call's audit row say no card was shown (prompted:
+// false), as for a card that could not be sent at stdin EOF.
+type noElicitation struct{}
+
+func (noElicitation) Error() string {
+	return "the MCP client did not declare elicitation: permission cannot be asked"
+}
+func (noElicitation) NotSent() bool { return true }
 
 // errNotServed answers host→client requests that have no MCP mapping.
 var errNotServed = errors.New("not available over MCP")
