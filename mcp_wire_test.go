@@ -183,7 +183,12 @@ func TestMCPCallsReadBeforeEOFAreAudited(t *testing.T) {
 		rows := rpcClient{t, h2}.call(1, "audit.query", map[string]any{})["rows"].([]any)
 		tools := map[string]int{}
 		for _, r := range rows {
-			tools[r.(map[string]any)["toolName"].(string)]++
+			row := r.(map[string]any)
+			tools[row["toolName"].(string)]++
+			// Aborted before anything was decided is not a policy's refusal.
+			if row["errorCode"] == "TOOL_ABORTED" && row["decision"] == "policy-deny" {
+				t.Errorf("round %d: %s aborted, audited as policy-deny", round, row["toolName"])
+			}
 		}
 		if tools["Write"] != 1 || tools["Bash"] != 1 {
 			t.Fatalf("round %d: audit rows by tool %v (want one Write, one Bash)", round, tools)
