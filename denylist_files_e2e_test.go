@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+// autoSessionWithHome starts hostcore with HOME set to home and creates
+// session "s" on ws in auto mode, where outside paths need no card.
+func autoSessionWithHome(t *testing.T, bin, home, ws, data string) rpcClient {
+	t.Helper()
+	c := rpcClient{t, startHostEnv(t, bin, []string{"HOME=" + home}, "--data-dir", data)}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	return c
+}
+
 // The Bash denylist held for Bash only: under auto, where an outside path
 // needs no card, Read of ~/.ssh/id_rsa and a Write of
 // ~/.ssh/authorized_keys ran (a review against the design, section 5).
@@ -18,9 +27,7 @@ func TestFileToolsMeetTheDenylist(t *testing.T) {
 	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("SECRETKEY\n"), 0o600)
 	os.WriteFile(filepath.Join(home, "notes.txt"), []byte("notes\n"), 0o644)
 	os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "keys"))
-	h := startHostEnv(t, bin, []string{"HOME=" + home}, "--data-dir", data)
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	c := autoSessionWithHome(t, bin, home, ws, data)
 	for i, tc := range []struct {
 		tool   string
 		args   map[string]any
@@ -55,9 +62,7 @@ func TestFileToolsMeetTheDenylist(t *testing.T) {
 	// A home that is itself a link: its entries count by both names.
 	link := filepath.Join(t.TempDir(), "home-link")
 	os.Symlink(home, link)
-	h2 := startHostEnv(t, bin, []string{"HOME=" + link}, "--data-dir", t.TempDir())
-	c2 := rpcClient{t, h2}
-	c2.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	c2 := autoSessionWithHome(t, bin, link, ws, t.TempDir())
 	for i, p := range []string{filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(link, ".ssh", "id_rsa")} {
 		if r := c2.call(2+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "l" + string(rune('0'+i)), "toolName": "Read", "args": map[string]any{"path": p}}); r["decision"] != "policy-deny" {
 			t.Errorf("HOME a link, Read %s: %v", p, r["message"])
@@ -77,9 +82,7 @@ func TestDenylistEntriesThatAreLinks(t *testing.T) {
 	os.MkdirAll(real, 0o700)
 	os.WriteFile(filepath.Join(real, "id_ed25519"), []byte("REALKEY\n"), 0o600)
 	os.Symlink(real, filepath.Join(home, ".ssh"))
-	h := startHostEnv(t, bin, []string{"HOME=" + home}, "--data-dir", data)
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	c := autoSessionWithHome(t, bin, home, ws, data)
 	for i, tc := range []struct {
 		tool string
 		args map[string]any
