@@ -33,6 +33,9 @@ func openBase(res Resolved) (*os.Root, error) {
 	if res.Base == "" || !filepath.IsAbs(res.Base) || !validName(res.Name) {
 		return nil, fmt.Errorf("%w: unresolved target %q", ErrInvalidPath, res.Path)
 	}
+	if err := mustBeDir(nil, res.Base); err != nil {
+		return nil, fmt.Errorf("opening %s: %w", res.Base, err)
+	}
 	root, err := os.OpenRoot(res.Base)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", res.Base, err)
@@ -73,6 +76,9 @@ func openParent(res Resolved, create bool) (*os.Root, string, error) {
 			return nil, "", fmt.Errorf("creating directory for %s: %w", res.Display, err)
 		}
 	}
+	if err := mustBeDir(root, dir); err != nil {
+		return nil, "", notExist(err, res.Display)
+	}
 	parent, err := root.OpenRoot(dir)
 	if err != nil {
 		return nil, "", notExist(err, res.Display)
@@ -86,6 +92,28 @@ func openParent(res Resolved, create bool) (*os.Root, string, error) {
 		return nil, "", fmt.Errorf("%w: %s is no longer the directory that was checked", ErrChanged, filepath.Dir(res.Display))
 	}
 	return parent, base, nil
+}
+
+// mustBeDir refuses, without blocking, a dir (beneath root, or an absolute
+// path when root is nil) that is not a directory. os.OpenRoot and
+// Root.OpenRoot open their last component without O_DIRECTORY or
+// O_NONBLOCK, so a FIFO there blocked the call until something wrote to
+// it: a Read of "fifo/x" with a FIFO at fifo in the workspace was never
+// answered. A FIFO swapped in between this check and the open still
+// blocks; the window is a few microseconds.
+func mustBeDir(root *os.Root, dir string) error {
+	const flags = os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK
+	var f *os.File
+	var err error
+	if root == nil {
+		f, err = os.OpenFile(dir, flags, 0)
+	} else {
+		f, err = root.OpenFile(dir, flags, 0)
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // classify maps a file's type onto the package errors; nil for a regular file.

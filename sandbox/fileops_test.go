@@ -624,3 +624,26 @@ func TestSymlinkSwapRaceWithOpenRegular(t *testing.T) {
 		t.Fatal("OpenRegular read the private file through a symlink swapped in after its Lstat")
 	}
 }
+
+// A FIFO standing where a directory is named ("fifo/x") is refused at
+// once; os.Root's OpenRoot opened it without O_NONBLOCK and waited for a
+// writer for ever (found by FuzzResolve).
+func TestFIFOInTheDirectoryPartIsRefused(t *testing.T) {
+	fx := newFixture(t)
+	for _, p := range []string{"fifo/x", "fifo/x/y"} {
+		res, err := fx.roots.Resolve(p)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", p, err)
+		}
+		guard(t, "reading "+p, func() {
+			if _, _, err := ReadFileLimit(res, 100); err == nil {
+				t.Errorf("reading %s: no error", p)
+			}
+		})
+		guard(t, "writing "+p, func() {
+			if _, err := WriteAtomic(res, []byte("x")); err == nil {
+				t.Errorf("writing %s: no error", p)
+			}
+		})
+	}
+}
