@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -30,8 +31,10 @@ type AuditRow struct {
 
 // InsertAudit commits one audit row. Callers commit it before the response
 // is written, so an acknowledged call is never missing after a crash. With
-// recordCall the call's id is recorded in the same transaction, for calls
-// that were not reserved ahead (see ReserveToolCall).
+// recordCall the call's id is recorded with it, for calls that were not
+// reserved ahead (see ReserveToolCall). The row is committed to the
+// journal (see journal.go) and reaches the audit table before anything
+// reads it.
 func (s *Store) InsertAudit(ctx context.Context, r AuditRow, recordCall bool) error {
 	if s.NoAudit {
 		if recordCall {
@@ -39,23 +42,14 @@ func (s *Store) InsertAudit(ctx context.Context, r AuditRow, recordCall bool) er
 		}
 		return nil
 	}
-	return s.write(ctx, func(conn *sqlite.Conn) error {
-		if recordCall {
-			err := sqlitex.Execute(conn, `INSERT OR IGNORE INTO tool_calls (session_id, tool_call_id, created_at) VALUES (?, ?, ?)`, &sqlitex.ExecOptions{
-				Args: []any{r.SessionID, r.ToolCallID, r.CreatedAt},
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return sqlitex.Execute(conn, `INSERT INTO audit (session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview,
-			external_path, decision, prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, error_code, delegate, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
-			Args: []any{r.SessionID, r.TurnID, r.ToolCallID, r.ToolName, r.ArgsHash, r.ArgsPreview,
-				nullable(r.ExternalPath), r.Decision, r.Prompted, r.PermissionWaitMs, r.DurationMs, r.OverheadMs, r.TotalMs,
-				r.OK, nullable(r.ErrorCode), nullable(r.Delegate), r.CreatedAt},
-		})
-	})
+	err := s.journalAppend(r, recordCall)
+	if errors.Is(err, errJournalBroken) {
+		err = s.write(ctx, func(conn *sqlite.Conn) error { return insertAudit(conn, r, recordCall) })
+	}
+	if err == nil && recordCall {
+		s.seen.add(r.SessionID, r.ToolCallID)
+	}
+	return err
 }
 
 // MaxAuditRows is the most rows one QueryAudit returns.
@@ -86,6 +80,13 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, erro
 	q, args := auditQuery(f)
 	out := []AuditRow{}
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		// An answer must hold every acknowledged call: rows take could
+		// not move (or appended since) are moved now, or the query fails.
+		if s.journal.npend.Load() > 0 {
+			if err := s.applyJournal(conn); err != nil {
+				return err
+			}
+		}
 		return sqlitex.Execute(conn, q, &sqlitex.ExecOptions{
 			Args: args,
 			ResultFunc: func(st *sqlite.Stmt) error {

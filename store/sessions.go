@@ -124,6 +124,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
 // approvals. Audit rows stay.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	defer s.forgetSession(id)
+	defer s.seen.forget(id)
 	return s.write(ctx, func(conn *sqlite.Conn) error {
 		if err := sqlitex.Execute(conn, `DELETE FROM sessions WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{id}}); err != nil {
 			return err
@@ -142,33 +143,4 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		}
 		return nil
 	})
-}
-
-// ToolCallSeen says whether a tool call id was used in a session (reserved
-// by ReserveToolCall, or recorded with an audit row by InsertAudit) since
-// the session was created: DeleteSession forgets its ids.
-func (s *Store) ToolCallSeen(ctx context.Context, sessionID, toolCallID string) (bool, error) {
-	seen := false
-	err := s.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT 1 FROM tool_calls WHERE session_id = ? AND tool_call_id = ?`, &sqlitex.ExecOptions{
-			Args:       []any{sessionID, toolCallID},
-			ResultFunc: func(*sqlite.Stmt) error { seen = true; return nil },
-		})
-	})
-	return seen, err
-}
-
-// ReserveToolCall records that a tool call id is being executed in a
-// session. It returns ErrExists if the id was seen before, so a call never
-// runs twice, even across restarts.
-func (s *Store) ReserveToolCall(ctx context.Context, sessionID, toolCallID string) error {
-	err := s.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `INSERT INTO tool_calls (session_id, tool_call_id, created_at) VALUES (?, ?, ?)`, &sqlitex.ExecOptions{
-			Args: []any{sessionID, toolCallID, Now()},
-		})
-	})
-	if isConstraint(err) {
-		return ErrExists
-	}
-	return err
 }

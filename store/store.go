@@ -26,14 +26,22 @@ var ErrNotFound = errors.New("not found")
 // ErrExists says a row with that key already exists.
 var ErrExists = errors.New("already exists")
 
-// Store is the database. Writes are serialised by one mutex so that SQLite
-// never answers SQLITE_BUSY between our own connections; reads use the pool.
+// Store is the database: one connection, taken in turn by every read and
+// write, so SQLite never answers SQLITE_BUSY between our own connections.
 type Store struct {
-	pool   *sqlitex.Pool
-	wmu    sync.Mutex
-	closed bool
-	path   string
-	lock   *os.File // hostcore.lock, held while open
+	// conn holds the connection while nobody uses it (a one-slot
+	// semaphore that a cancelled caller can stop waiting on); done is
+	// closed by Close.
+	conn     chan *sqlite.Conn
+	done     chan struct{}
+	cmuClose sync.Mutex
+	closed   bool
+	// journal holds audit rows committed but not yet in SQLite
+	// (journal.go); seen, the tool call ids of the sessions asked about.
+	journal *journal
+	seen    seenCalls
+	path    string
+	lock    *os.File // hostcore.lock, held while open
 	// NoAudit turns audit inserts into no-ops. Benchmark-only switch, used to
 	// measure what the audit costs.
 	NoAudit bool
@@ -126,6 +134,9 @@ var migrations = []string{
 	// v3: the size of each snapshot's previous content, for the
 	// per-session bound on what is kept.
 	`ALTER TABLE snapshots ADD COLUMN before_size INTEGER NOT NULL DEFAULT 0;`,
+	// v4: the audit journal's last sequence number moved into SQLite.
+	`CREATE TABLE journal_state (id INTEGER PRIMARY KEY CHECK (id = 1), applied INTEGER NOT NULL);
+	INSERT INTO journal_state (id, applied) VALUES (1, 0);`,
 }
 
 // Open opens (creating if needed) the database under dataDir and migrates it.
@@ -138,31 +149,26 @@ func Open(dataDir string) (*Store, error) {
 		return nil, err
 	}
 	path := filepath.Join(dataDir, "hostcore.db")
-	pool, err := sqlitex.NewPool(path, sqlitex.PoolOptions{
-		// One connection, in exclusive locking mode: hostcore is the
-		// database's only user, so this keeps SQLite's page cache warm
-		// (another connection's commit would invalidate it) and saves the
-		// file-lock system calls on every transaction. Calls take turns on
-		// it; each statement is tens of microseconds.
-		PoolSize: 1,
-		PrepareConn: func(conn *sqlite.Conn) error {
-			conn.SetBusyTimeout(10 * time.Second)
-			// NORMAL in WAL mode: a committed transaction survives a crash of
-			// this process (it is in the WAL file); only power loss may drop
-			// the last ones. Tool writes themselves are fsynced.
-			for _, pragma := range []string{`PRAGMA locking_mode=EXCLUSIVE`, `PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`} {
-				if err := sqlitex.ExecuteTransient(conn, pragma, nil); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	})
+	// One connection, in exclusive locking mode: hostcore is the
+	// database's only user, so this keeps SQLite's page cache warm
+	// (another connection's commit would invalidate it) and saves the
+	// file-lock system calls on every transaction. Calls take turns on
+	// it; each statement is tens of microseconds. It is held directly,
+	// not through sqlitex.Pool: the pool arms an interrupt on every take
+	// (a goroutine started and two channel hand-offs per statement, a
+	// tenth of a Read's CPU).
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL|sqlite.OpenURI)
 	if err != nil {
 		lock.Close()
 		return nil, openError(dataDir, err)
 	}
-	s := &Store{pool: pool, path: path, lock: lock, settings: map[string]*string{}, sessions: map[string]Session{}}
+	if err := prepareConn(conn); err != nil {
+		conn.Close()
+		lock.Close()
+		return nil, openError(dataDir, err)
+	}
+	s := &Store{conn: make(chan *sqlite.Conn, 1), done: make(chan struct{}), path: path, lock: lock, settings: map[string]*string{}, sessions: map[string]Session{}}
+	s.conn <- conn
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, openError(dataDir, err)
@@ -175,6 +181,24 @@ func Open(dataDir string) (*Store, error) {
 	}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("the database %s cannot be written: %w", path, err)
+	}
+	// Rows a crash left in the audit journal are moved in now.
+	var applied int64
+	if err := s.read(context.Background(), func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT applied FROM journal_state WHERE id = 1`, &sqlitex.ExecOptions{
+			ResultFunc: func(st *sqlite.Stmt) error { applied = st.ColumnInt64(0); return nil },
+		})
+	}); err != nil {
+		s.Close()
+		return nil, openError(dataDir, err)
+	}
+	if s.journal, err = openJournal(dataDir, uint64(applied)); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.read(context.Background(), s.applyJournal); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("moving the audit journal into the database: %w", err)
 	}
 	return s, nil
 }
@@ -211,20 +235,81 @@ func openError(dataDir string, err error) error {
 	return fmt.Errorf("opening database: %w", err)
 }
 
-// Close closes the database (SQLite checkpoints the WAL). Closing twice is
-// harmless.
+// Close closes the database (SQLite checkpoints the WAL) once the
+// statement running now, if any, has ended. Closing twice is harmless.
 func (s *Store) Close() error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	s.cmuClose.Lock()
+	defer s.cmuClose.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	err := s.pool.Close()
+	close(s.done)
+	conn := <-s.conn
+	var err error
+	if s.journal != nil {
+		// Appends stop; what was journaled goes into SQLite (should this
+		// fail, the journal keeps it for the next start).
+		s.journal.close()
+		err = s.applyJournal(conn)
+		if err == nil && s.journal.size > 0 {
+			s.journal.f.Truncate(0)
+		}
+		s.journal.f.Close()
+	}
+	if cerr := conn.Close(); err == nil {
+		err = cerr
+	}
 	if s.lock != nil {
 		s.lock.Close()
 	}
 	return err
+}
+
+// prepareConn sets the connection's pragmas.
+func prepareConn(conn *sqlite.Conn) error {
+	conn.SetBusyTimeout(10 * time.Second)
+	// NORMAL in WAL mode: a committed transaction survives a crash of
+	// this process (it is in the WAL file); only power loss may drop the
+	// last ones. Tool writes themselves are fsynced.
+	for _, pragma := range []string{`PRAGMA locking_mode=EXCLUSIVE`, `PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`} {
+		if err := sqlitex.ExecuteTransient(conn, pragma, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errClosed is returned by calls made after Close.
+var errClosed = errors.New("database is closed")
+
+// take waits for the connection. A ctx that can end arms SQLite's
+// interrupt for the duration (most callers pass one that cannot).
+func (s *Store) take(ctx context.Context) (*sqlite.Conn, func(), error) {
+	var conn *sqlite.Conn
+	select {
+	case <-s.done:
+		return nil, nil, errClosed
+	default:
+	}
+	select {
+	case conn = <-s.conn:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	case <-s.done:
+		return nil, nil, errClosed
+	}
+	if s.journal != nil && s.journal.npend.Load() > 0 {
+		// Whatever runs next sees every audit row committed before it.
+		// Should this fail, the rows stay journaled for the next try;
+		// QueryAudit refuses to answer without them.
+		s.applyJournal(conn)
+	}
+	if done := ctx.Done(); done != nil {
+		conn.SetInterrupt(done)
+		return conn, func() { conn.SetInterrupt(nil); s.conn <- conn }, nil
+	}
+	return conn, func() { s.conn <- conn }, nil
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -255,16 +340,14 @@ func (s *Store) migrate(ctx context.Context) error {
 	})
 }
 
-// write runs fn in an immediate transaction on one connection, serialised
-// with every other write.
+// write runs fn in an immediate transaction, serialised with every other
+// use of the connection.
 func (s *Store) write(ctx context.Context, fn func(*sqlite.Conn) error) (err error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	conn, err := s.pool.Take(ctx)
+	conn, put, err := s.take(ctx)
 	if err != nil {
 		return fmt.Errorf("taking db connection: %w", err)
 	}
-	defer s.pool.Put(conn)
+	defer put()
 	end, err := sqlitex.ImmediateTransaction(conn)
 	if err != nil {
 		return fmt.Errorf("starting transaction: %w", err)
@@ -274,11 +357,11 @@ func (s *Store) write(ctx context.Context, fn func(*sqlite.Conn) error) (err err
 }
 
 func (s *Store) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
-	conn, err := s.pool.Take(ctx)
+	conn, put, err := s.take(ctx)
 	if err != nil {
 		return fmt.Errorf("taking db connection: %w", err)
 	}
-	defer s.pool.Put(conn)
+	defer put()
 	return fn(conn)
 }
 

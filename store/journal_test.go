@@ -1,0 +1,232 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// crashCopy copies a data dir as a crash of the process holding it would
+// leave it: the database, its WAL and the journal as they are on disk now
+// (nothing is flushed or closed first).
+func crashCopy(t *testing.T, dir string) string {
+	t.Helper()
+	dst := t.TempDir()
+	for _, name := range []string{"hostcore.db", "hostcore.db-wal", journalName} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+func auditRow(session, id string) AuditRow {
+	return AuditRow{SessionID: session, TurnID: "t", ToolCallID: id, ToolName: "Read", ArgsHash: "h", ArgsPreview: `{"path":"a"}`,
+		Decision: "auto-allow", OK: true, CreatedAt: Now()}
+}
+
+func countAudit(t *testing.T, s *Store, session string) map[string]int {
+	t.Helper()
+	rows, err := s.QueryAudit(context.Background(), AuditFilter{SessionID: session, Limit: MaxAuditRows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, r := range rows {
+		n[r.ToolCallID]++
+	}
+	return n
+}
+
+// A row is committed once InsertAudit returns: a crash right after (the
+// background flush has not run) loses nothing, and the restart moves it
+// into the audit table, with the call ids it records.
+func TestJournalRowsSurviveACrash(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.CreateSession(ctx, Session{ID: "a", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()})
+	for i := range 50 {
+		if err := s.InsertAudit(ctx, auditRow("a", fmt.Sprint("c", i)), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.journal.npend.Load() != 50 {
+		t.Fatalf("the flush ran already (%d pending): the test would prove nothing", s.journal.npend.Load())
+	}
+	copyDir := crashCopy(t, dir)
+
+	s2, err := Open(copyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	got := countAudit(t, s2, "a")
+	for i := range 50 {
+		if got[fmt.Sprint("c", i)] != 1 {
+			t.Fatalf("after the crash, c%d has %d rows: %v", i, got[fmt.Sprint("c", i)], got)
+		}
+	}
+	if seen, err := s2.ToolCallSeen(ctx, "a", "c49"); err != nil || !seen {
+		t.Fatalf("a recorded call id was lost in the crash: %v %v", seen, err)
+	}
+}
+
+// Rows already moved are not moved twice when a crash leaves them in the
+// journal, and a torn last line (an append the crash cut short, never
+// acknowledged) is dropped.
+func TestJournalReplayIsExactlyOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 10 {
+		s.InsertAudit(ctx, auditRow("a", fmt.Sprint("c", i)), false)
+	}
+	countAudit(t, s, "a") // moves them; the journal keeps its lines
+	for i := 10; i < 15; i++ {
+		s.InsertAudit(ctx, auditRow("a", fmt.Sprint("c", i)), false)
+	}
+	copyDir := crashCopy(t, dir)
+	f, _ := os.OpenFile(filepath.Join(copyDir, journalName), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"seq":16,"row":{"sessionId":"a","toolCallId":"torn"`)
+	f.Close()
+
+	s2, err := Open(copyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := countAudit(t, s2, "a")
+	if len(got) != 15 || got["torn"] != 0 {
+		t.Fatalf("rows after replay: %v", got)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Fatalf("%s has %d rows", id, n)
+		}
+	}
+	// Rows appended after the replay continue the sequence.
+	s2.InsertAudit(ctx, auditRow("a", "after"), false)
+	s2.Close()
+	s3, err := Open(copyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	if got := countAudit(t, s3, "a"); len(got) != 16 || got["after"] != 1 {
+		t.Fatalf("rows after a second start: %v", got)
+	}
+}
+
+// A read's call id is seen as soon as its row is committed, before the
+// journal reaches SQLite, in a set already loaded or loaded later; after
+// session.delete the ids are forgotten even when their rows reach SQLite
+// later.
+func TestJournaledCallIDs(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sess := Session{ID: "a", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()}
+	s.CreateSession(ctx, sess)
+	if seen, _ := s.ToolCallSeen(ctx, "a", "x"); seen {
+		t.Fatal("x seen before it ran")
+	}
+	s.InsertAudit(ctx, auditRow("a", "x"), true)
+	if seen, _ := s.ToolCallSeen(ctx, "a", "x"); !seen {
+		t.Fatal("x not seen in a loaded set")
+	}
+	s.CreateSession(ctx, Session{ID: "b", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()})
+	s.InsertAudit(ctx, auditRow("b", "y"), true)
+	s.journal.mu.Lock()
+	pending := len(s.journal.pending)
+	s.journal.mu.Unlock()
+	if pending == 0 {
+		t.Fatal("the flush ran already: the test would prove nothing")
+	}
+	if seen, _ := s.ToolCallSeen(ctx, "b", "y"); !seen {
+		t.Fatal("y not seen in a set loaded after it was journaled")
+	}
+	if err := s.ReserveToolCall(ctx, "b", "y"); err != ErrExists {
+		t.Fatalf("reserving a journaled id: %v", err)
+	}
+
+	s.InsertAudit(ctx, auditRow("a", "z"), true)
+	if err := s.DeleteSession(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	s.CreateSession(ctx, sess)
+	for _, id := range []string{"x", "z"} {
+		if seen, _ := s.ToolCallSeen(ctx, "a", id); seen {
+			t.Fatalf("%s outlived its session's deletion", id)
+		}
+	}
+	if got := countAudit(t, s, "a"); got["x"] != 1 || got["z"] != 1 {
+		t.Fatalf("audit rows must stay after deletion: %v", got)
+	}
+}
+
+// After Close no row is accepted (the caller is told), and what was
+// journaled is in SQLite.
+func TestJournalClose(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.InsertAudit(ctx, auditRow("a", "1"), false)
+	s.Close()
+	if err := s.InsertAudit(ctx, auditRow("a", "2"), false); err == nil {
+		t.Fatal("a row was accepted after Close")
+	}
+	if fi, err := os.Stat(filepath.Join(dir, journalName)); err != nil || fi.Size() != 0 {
+		t.Fatalf("the journal after a clean close: %v %v", fi, err)
+	}
+	s2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if got := countAudit(t, s2, "a"); len(got) != 1 || got["1"] != 1 {
+		t.Fatalf("rows: %v", got)
+	}
+}
+
+// The background flush moves rows without anyone reading.
+func TestJournalFlushesInTheBackground(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.InsertAudit(context.Background(), auditRow("a", "1"), false)
+	for range 100 {
+		if s.journal.npend.Load() == 0 {
+			return
+		}
+		waitFlush()
+	}
+	t.Fatal("the journal was never flushed")
+}
+
+func waitFlush() { time.Sleep(flushDelay / 4) }
