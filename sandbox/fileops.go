@@ -185,9 +185,11 @@ func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 	return &File{f: f, pollable: pollable, opened: time.Now()}, ofi, nil
 }
 
-// File is a regular file opened by OpenRegular for reading.
+// File is a regular file opened by OpenRegular (or QuickOpen) for
+// reading.
 type File struct {
 	f        *os.File
+	fd       int // QuickOpen's file, read without an os.File; f is nil
 	pollable bool
 	opened   time.Time
 }
@@ -204,11 +206,19 @@ func (f *File) Read(p []byte) (int, error) {
 		}
 		f.f.SetReadDeadline(d)
 	}
+	if f.f == nil {
+		return readFd(f.fd, p)
+	}
 	return f.f.Read(p)
 }
 
 // Close closes the file.
-func (f *File) Close() error { return f.f.Close() }
+func (f *File) Close() error {
+	if f.f == nil {
+		return closeFd(f.fd)
+	}
+	return f.f.Close()
+}
 
 // ErrWouldBlock is a read of a file that is not stored data: /proc/kmsg
 // or a trace pipe wait for events that may never come, and a tool call
