@@ -125,10 +125,12 @@ func run(args []string) int {
 	}
 	out, restore := rpc.PollableOutput(os.Stdout)
 	defer restore()
-	srv := rpc.NewServer(os.Stdin, out, log)
+	in, restoreIn := rpc.PollableInput(os.Stdin)
+	defer restoreIn()
+	srv := rpc.NewServer(in, out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel, MutationSlots: *slots,
-		WarmReaper: *warm,
+		WarmReaper: *warm, InputIdle: srv.InputIdle,
 	}, st, srv, log)
 	if err != nil {
 		log.Error("start-up", "err", err)

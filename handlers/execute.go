@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -124,6 +125,13 @@ type call struct {
 	// canon is the canonical args (for the hash and the previews), once
 	// validation has decoded them.
 	canon []byte
+	// pre is the target quickRead opened, if it did: resolveTarget and
+	// the Read take it instead of resolving and opening again.
+	pre *preOpened
+	// decoded is the args as validation decoded them (numbers as
+	// json.Number), once it has: a tool reads its arguments from it
+	// rather than decoding the text again.
+	decoded any
 }
 
 // canonicalArgs returns the canonical args, computing them if validation
@@ -164,32 +172,33 @@ type ticket struct {
 	// session.create on a later line does not make one for this call.
 	sess   store.Session
 	absent bool
+	// p is the call's params, decoded once when its line was read (ids
+	// only when partial: a frontend's Arrive); pre is the file quickRead
+	// opened for it.
+	p       ExecuteParams
+	partial bool
+	pre     *preOpened
 }
 
 // takeTicket runs on the read goroutine. It returns nil for a line
 // without ids, or whose session could not be read (execute then reports
 // the storage error).
 func (s *Server) takeTicket(raw json.RawMessage) *ticket {
-	var p struct {
-		SessionID  string `json:"sessionId"`
-		ToolName   string `json:"toolName"`
-		TurnID     string `json:"turnId"`
-		ToolCallID string `json:"toolCallId"`
-	}
-	if json.Unmarshal(raw, &p) != nil || p.SessionID == "" || p.ToolCallID == "" {
+	p, err := decodeExecuteParams(raw)
+	if err != nil || p.SessionID == "" || p.ToolCallID == "" {
 		return nil
 	}
 	// Only a real session gets a queue: ids a client makes up must not grow
 	// memory. The lookup is served from the session cache.
 	sess, err := s.store.GetSession(context.Background(), p.SessionID)
 	if errors.Is(err, store.ErrNotFound) {
-		return &ticket{id: p.ToolCallID, absent: true}
+		return &ticket{id: p.ToolCallID, absent: true, p: p}
 	}
 	if err != nil {
 		return nil
 	}
 	rt := s.runtime(p.SessionID)
-	tk := &ticket{rt: rt, id: p.ToolCallID, sess: sess}
+	tk := &ticket{rt: rt, id: p.ToolCallID, sess: sess, p: p}
 	if global, err := s.globalMode(context.Background()); err == nil {
 		tk.permMode = perms.Effective(sess.PermissionMode, global)
 	}
@@ -205,6 +214,7 @@ func (t *ticket) release() {
 	if t == nil {
 		return
 	}
+	t.pre.close()
 	if t.mutation {
 		t.rt.mut.release(t.n)
 	}
@@ -221,7 +231,9 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	defer tk.release()
 	start := time.Now()
 	var p ExecuteParams
-	if err := decode(raw, &p); err != nil {
+	if tk != nil && !tk.partial {
+		p = tk.p
+	} else if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
 	// The first four are required. Identifiers are stored in every audit
@@ -267,7 +279,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 		return nil, storageError("registering the call", errors.New("session lookup failed"))
 	}
 	sess := tk.sess
-	c := &call{s: s, p: p, sess: sess, args: p.Args}
+	c := &call{s: s, p: p, sess: sess, args: p.Args, pre: tk.pre}
 	c.roots = sandbox.Roots{Workspace: sess.WorkspaceRoot, Scratch: c.scratchDir()}
 	a := &auditing{start: start}
 	// The call is registered so tools.cancel, turn.cancel, session.delete
@@ -382,6 +394,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		return failResult(CodeInvalidArgument, "invalid arguments: %v", err)
 	}
 	c.canon = canonicalValue(decoded, c.args)
+	c.decoded = decoded
 	if t.NeedsWorkspace && c.sess.WorkspaceRoot == "" {
 		return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace", t.Name)
 	}
@@ -479,6 +492,8 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	// resolve again and insist on the approved location (design section
 	// 4); the file operations then pin its directory themselves.
 	if a.prompted && c.hasTarget {
+		c.pre.close()
+		c.pre = nil
 		again, err := c.roots.Recheck(c.target)
 		if err != nil {
 			if req.Outside {
@@ -701,6 +716,9 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 		// and lost the snapshot id that undoes it.
 		res.AuditError = "the call ran, but its audit row could not be written: " + err.Error()
 	}
+	if !s.log.Enabled(ctx, slog.LevelInfo) {
+		return res, nil
+	}
 	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", s.redactName(c.p.ToolName),
 		"decision", res.Decision, "ok", res.OK, "errorCode", res.ErrorCode, "prompted", a.prompted,
 		"permissionWaitMs", res.Timing.PermissionWaitMs, "durationMs", res.Timing.DurationMs,
@@ -716,6 +734,10 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 
 // rawPath is the explicit path argument as given.
 func (c *call) rawPath() string {
+	if m, ok := c.decoded.(map[string]any); ok {
+		p, _ := m[c.tool.PathArg].(string)
+		return p
+	}
 	var m map[string]json.RawMessage
 	json.Unmarshal(c.args, &m)
 	var p string
@@ -740,6 +762,10 @@ func (c *call) resolveTarget() *ToolResult {
 			return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace; give an absolute path inside the scratch directory", c.tool.Name)
 		}
 		p = "."
+	}
+	if c.pre != nil && c.pre.path == p {
+		c.target, c.hasTarget = c.pre.res, true
+		return nil
 	}
 	res, err := c.roots.Resolve(p)
 	switch {

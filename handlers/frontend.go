@@ -132,7 +132,11 @@ func (s *Server) Arrive(p ExecuteParams) *Arrival {
 	ids := p
 	ids.Args = nil
 	raw, _ := json.Marshal(ids)
-	return &Arrival{p: p, tk: s.takeTicket(raw)}
+	tk := s.takeTicket(raw)
+	if tk != nil {
+		tk.partial = true // execute decodes the params with their args
+	}
+	return &Arrival{p: p, tk: tk}
 }
 
 // ExecuteArrival runs a registered call with its args, as Execute does.

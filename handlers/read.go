@@ -51,14 +51,18 @@ type ReadDetails struct {
 
 func runRead(ctx context.Context, c *call) *ToolResult {
 	var a readArgs
-	json.Unmarshal(c.args, &a)
+	if m, ok := c.decoded.(map[string]any); ok {
+		a.Offset, a.Limit = intArg(m, "offset"), intArg(m, "limit")
+	} else {
+		json.Unmarshal(c.args, &a)
+	}
 	if a.Offset <= 0 {
 		a.Offset = 1
 	}
 	if a.Limit <= 0 {
 		a.Limit = readDefaultLines
 	}
-	f, fi, err := sandbox.OpenRegular(c.target)
+	f, fi, err := c.openTarget()
 	switch {
 	case errors.Is(err, sandbox.ErrIsDir):
 		r := failResult(CodeInvalidArgument, "%s is a directory, not a file: use Glob with path %q to list its files", c.target.Display, c.target.Display)
@@ -260,4 +264,12 @@ func countLines(ctx context.Context, br *bufio.Reader) (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// intArg is an integer argument from validated args (0 when absent):
+// validation has checked that it fits an int (checkIntegers).
+func intArg(m map[string]any, name string) int {
+	n, _ := m[name].(json.Number)
+	v, _ := n.Int64()
+	return int(v)
 }

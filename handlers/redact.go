@@ -319,7 +319,17 @@ func previewJSON(s string, max int) string { return previewJSONWith(s, max, Reda
 
 // previewJSONWith is previewJSON with the given redaction.
 func previewJSONWith(s string, max int, redact func(string) string) string {
-	r := escapeJSONText(redactJSON(s, max+previewSlack, redact))
+	var r string
+	if len(s) <= max+previewSlack && !mayHoldSecret(s) && !tooManyValues(s) && json.Valid([]byte(s)) {
+		// ASCII text with no hint of a secret cannot hold one, in its
+		// strings or as a whole (the hints hold no character JSON
+		// escapes), and nothing in it is long enough to cut: decoding,
+		// redacting and encoding it again would give it back as it is
+		// (most calls' args: a path, a pattern, a short command).
+		r = escapeJSONText(s)
+	} else {
+		r = escapeJSONText(redactJSON(s, max+previewSlack, redact))
+	}
 	if len(r) > max && len(s) > len(r) {
 		// Long strings were cut before redaction: say how much the whole
 		// text had, not what was left of it.

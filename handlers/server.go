@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"hostcore/perms"
+	"hostcore/sandbox"
 	"hostcore/sandbox/process"
 	"hostcore/store"
 )
@@ -45,6 +46,10 @@ type Config struct {
 	// child process between commands. Off by default, so that no process
 	// of hostcore's outlives a call.
 	WarmReaper bool
+	// InputIdle, when set, says whether no further input is waiting to be
+	// read; it is called only from Route, on the read goroutine (see
+	// quickRead).
+	InputIdle func() bool
 }
 
 // Server holds hostcore's state for one connection.
@@ -119,7 +124,8 @@ func (s *Server) Route(name string, params json.RawMessage) (func(context.Contex
 	}
 	if name == "tools.execute" {
 		ticket := s.takeTicket(params)
-		return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, false
+		quick := s.quickRead(ticket)
+		return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, quick
 	}
 	m, ok := s.methods()[name]
 	if !ok {
@@ -274,6 +280,8 @@ type runtime struct {
 	failPrompt string
 	deleted    bool
 	shells     shellPins // the shell each recent turn pinned (bash.go)
+	// quick holds the workspace open for quick Reads (quick.go).
+	quick sandbox.QuickDir
 	// modeGate makes a switch into Plan or Goal and the calls those modes
 	// refuse one after the other: such a call holds it for reading from
 	// its last mode check to the end of its body, and the switch holds it
@@ -368,6 +376,9 @@ func (s *Server) dropRuntime(id string) *runtime {
 	defer s.mu.Unlock()
 	rt := s.sessions[id]
 	delete(s.sessions, id)
+	if rt != nil {
+		rt.quick.Close()
+	}
 	return rt
 }
 

@@ -233,3 +233,50 @@ func TestLineStreamAnswersEveryRequest(t *testing.T) {
 }
 
 func (d *echoDispatcher) Inline(method string) bool { return method == "inline" }
+
+// FuzzReadProbe: the one-pass envelope reader finds exactly the members
+// a decode into a map finds (the last of a repeated name; names with
+// escapes; values kept byte for byte).
+func FuzzReadProbe(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,{"b":"}"}]}}`,
+		`{"id":"x\"}","method":"m","id":2}`,
+		`{"\u006dethod":"m","jsonrpc":"2.0","result":null}`,
+		` { "error" : { "code" : 1 } , "id" : [1, "]"] } `,
+		`{"JSONRPC":"2.0","ERROR":{}}`,
+		`{"jsonrpc":2,"params":"\\"}`,
+		`{}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		line := []byte(s)
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("valid object does not decode: %v", err)
+		}
+		p, err := readProbe(line)
+		if err != nil {
+			t.Fatalf("readProbe(%s): %v", line, err)
+		}
+		for name, got := range map[string]json.RawMessage{"id": p.ID, "method": p.Method, "params": p.Params, "result": p.Result, "error": p.Error} {
+			if !bytes.Equal(got, m[name]) {
+				t.Fatalf("readProbe(%s).%s = %s, the map has %s", line, name, got, m[name])
+			}
+		}
+		var want *string
+		if raw, ok := m["jsonrpc"]; ok {
+			var v string
+			if json.Unmarshal(raw, &v) == nil {
+				want = &v
+			}
+		}
+		if (want == nil) != (p.JSONRPC == nil) || want != nil && *want != *p.JSONRPC {
+			t.Fatalf("readProbe(%s).jsonrpc = %v, want %v", line, p.JSONRPC, want)
+		}
+	})
+}

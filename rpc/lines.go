@@ -81,8 +81,12 @@ func (c *checkedLines) hooked(line []byte, p probe) []byte {
 	if params == nil {
 		return line
 	}
-	p.members["params"] = params
-	out, err := json.Marshal(p.members)
+	members, err := p.members()
+	if err != nil {
+		return line
+	}
+	members["params"] = params
+	out, err := json.Marshal(members)
 	if err != nil {
 		return line
 	}

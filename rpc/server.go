@@ -138,6 +138,12 @@ func (s *Server) SetBudget(n int64) {
 	s.budget, s.budgetSize = semaphore.NewWeighted(n), n
 }
 
+// InputIdle says whether no further input is waiting in the read buffer.
+// Only the read goroutine may ask (a Dispatcher's Route): a dispatcher
+// may then run a request inline that it would otherwise hand to a
+// worker, since no line is held up behind it.
+func (s *Server) InputIdle() bool { return s.stream.r.Buffered() == 0 }
+
 func (s *Server) markGone() { s.goneOnce.Do(func() { close(s.gone) }) }
 
 // Gone is closed when the client stopped reading our output.
@@ -159,12 +165,27 @@ const writeDrain = time.Second
 // could be:
 //   - a pipe is opened again through /proc/self/fd: a description of its
 //     own, that nobody else holds;
-//   - a socket (Node's stdio) gets it only when stdin and stderr are not
-//     the same socket (socat, inetd and 2>&1 share one), on a duplicate
-//     descriptor; restore clears it when hostcore is done.
+//   - a socket (Node's stdio) gets it only when it is not also one of
+//     hostcore's other standard descriptors (socat, inetd and 2>&1 share
+//     one), on a duplicate descriptor; restore clears it when hostcore is
+//     done.
 //
 // When none of this can be done, f is returned and writes block as before.
 func PollableOutput(f *os.File) (out *os.File, restore func()) {
+	return pollable(f, unix.O_WRONLY)
+}
+
+// PollableInput is PollableOutput for stdin. A read that blocks in the
+// kernel holds its thread: the runtime's monitor takes the thread's
+// processor away after 20 µs and gives it back when the read returns, on
+// every request a client sends after waiting for the last answer. Parked
+// on the poller instead, the read goroutine is woken like any other
+// (about 12% off a small Read's round trip on the benchmark VM).
+func PollableInput(f *os.File) (in *os.File, restore func()) {
+	return pollable(f, unix.O_RDONLY)
+}
+
+func pollable(f *os.File, mode int) (*os.File, func()) {
 	none := func() {}
 	fd := fileFd(f)
 	var st unix.Stat_t
@@ -173,13 +194,13 @@ func PollableOutput(f *os.File) (out *os.File, restore func()) {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFIFO:
-		nfd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		nfd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), mode|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return f, none
 		}
 		return os.NewFile(uintptr(nfd), f.Name()), none
 	case unix.S_IFSOCK:
-		for _, other := range []int{0, 2} {
+		for _, other := range []int{0, 1, 2} {
 			var ost unix.Stat_t
 			if other != fd && unix.Fstat(other, &ost) == nil && ost.Dev == st.Dev && ost.Ino == st.Ino {
 				return f, none
@@ -447,7 +468,7 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		if result == nil {
 			result = struct{}{}
 		}
-		if err := conn.Reply(h.ctx, req.ID, result); err != nil {
+		if err := h.s.stream.writeResult(req.ID, result); err != nil {
 			h.s.log.Debug("reply not sent", "method", req.Method, "err", err)
 		}
 	}

@@ -188,8 +188,13 @@ func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 // File is a regular file opened by OpenRegular (or QuickOpen) for
 // reading.
 type File struct {
-	f        *os.File
-	fd       int // QuickOpen's file, read without an os.File; f is nil
+	f  *os.File
+	fd int // QuickOpen's file, read without an os.File; f is nil
+	// left is what is left to read of QuickOpen's file, by the size it
+	// had when opened: once it is 0 the read says io.EOF without asking
+	// the kernel. A file that grew meanwhile is read as it was then, the
+	// way a read of a file being written shows some moment of it.
+	left     int64
 	pollable bool
 	opened   time.Time
 }
@@ -207,7 +212,15 @@ func (f *File) Read(p []byte) (int, error) {
 		f.f.SetReadDeadline(d)
 	}
 	if f.f == nil {
-		return readFd(f.fd, p)
+		if f.left <= 0 {
+			return 0, io.EOF
+		}
+		if int64(len(p)) > f.left {
+			p = p[:f.left]
+		}
+		n, err := readFd(f.fd, p)
+		f.left -= int64(n)
+		return n, err
 	}
 	return f.f.Read(p)
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -12,14 +13,82 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// QuickDir is a session's workspace held open for QuickOpen. The
+// directory is opened by its canonical path without following links
+// (RESOLVE_NO_SYMLINKS: it is still the real directory at that path) and
+// checked to be on a local disk or memory file system (LocalFS), and that
+// answer is kept for quickDirTTL: within it, a file is opened beneath the
+// directory as found then, even if the path were swapped since, so no
+// swap can widen what is read, only keep it to the tree the session was
+// bound to. The zero value is ready; Close lets go of the directory.
+type QuickDir struct {
+	mu      sync.Mutex
+	path    string
+	fd      int // -1 or 0 when not open (0 is never ours: stdin)
+	local   bool
+	checked time.Time
+	dev     uint64
+	ino     uint64
+}
+
+// quickDirTTL is how long QuickDir trusts what it found at the workspace
+// path.
+const quickDirTTL = time.Second
+
+// Close closes the directory.
+func (d *QuickDir) Close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.drop()
+}
+
+func (d *QuickDir) drop() {
+	if d.fd > 0 {
+		unix.Close(d.fd)
+	}
+	d.fd, d.path = 0, ""
+}
+
+// dir returns the workspace's descriptor, opening or checking it again
+// when it is older than quickDirTTL or was for another path. d.mu is held.
+func (d *QuickDir) dir(workspace string) (int, bool) {
+	if d.fd > 0 && d.path == workspace && time.Since(d.checked) < quickDirTTL {
+		return d.fd, d.local
+	}
+	d.drop()
+	if quickUnsupported.Load() {
+		return 0, false
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, workspace, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		if err == unix.ENOSYS {
+			quickUnsupported.Store(true)
+		}
+		return 0, false
+	}
+	var st unix.Stat_t
+	var sf unix.Statfs_t
+	if fd == 0 || unix.Fstat(fd, &st) != nil || unix.Fstatfs(fd, &sf) != nil {
+		unix.Close(fd)
+		return 0, false
+	}
+	d.fd, d.path, d.checked = fd, workspace, time.Now()
+	d.dev, d.ino, d.local = uint64(st.Dev), st.Ino, localFSType(int64(sf.Type)) //nolint:unconvert // widths differ by platform
+	return d.fd, d.local
+}
+
 // QuickOpen opens an existing regular file inside the workspace for
-// reading in five system calls, where Resolve and OpenRegular take about
+// reading in two system calls, where Resolve and OpenRegular take about
 // twenty, and reports false whenever it cannot prove the answer would be
-// the same, leaving the call to them.
+// the same, leaving the call to them. d holds the workspace directory
+// (see QuickDir); a workspace not on a local file system reports false,
+// so nothing here can wait on a server.
 //
-// The kernel does the containment, atomically: the workspace is opened
-// by its canonical path with RESOLVE_NO_SYMLINKS (so it is still the real
-// directory at that path), and the file beneath it with RESOLVE_BENEATH,
+// The kernel does the containment, atomically: the file is opened
+// beneath the workspace directory with RESOLVE_BENEATH,
 // RESOLVE_NO_SYMLINKS, RESOLVE_NO_MAGICLINKS and RESOLVE_NO_XDEV: every
 // component is a real directory inside the workspace, on its file
 // system, and nothing is followed. What the kernel opened is therefore
@@ -29,7 +98,7 @@ import (
 // or a kernel without openat2 (before Linux 5.6) all report false.
 //
 // The path is cleaned first, as Resolve cleans it (filepath.Join).
-func (r Roots) QuickOpen(p string) (*File, Resolved, fs.FileInfo, bool) {
+func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, bool) {
 	if r.Workspace == "" || p == "" || len(p) > maxPathLen || strings.IndexByte(p, 0) >= 0 ||
 		strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") {
 		// A name only a directory can have ("a.txt/") is cleaned away
@@ -47,20 +116,12 @@ func (r Roots) QuickOpen(p string) (*File, Resolved, fs.FileInfo, bool) {
 	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
 		return nil, Resolved{}, nil, false
 	}
-	if quickUnsupported.Load() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	wfd, local := d.dir(r.Workspace)
+	if wfd <= 0 || !local {
 		return nil, Resolved{}, nil, false
 	}
-	wfd, err := unix.Openat2(unix.AT_FDCWD, r.Workspace, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		if err == unix.ENOSYS {
-			quickUnsupported.Store(true)
-		}
-		return nil, Resolved{}, nil, false
-	}
-	defer unix.Close(wfd)
 	fd, err := unix.Openat2(wfd, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
@@ -68,8 +129,8 @@ func (r Roots) QuickOpen(p string) (*File, Resolved, fs.FileInfo, bool) {
 	if err != nil {
 		return nil, Resolved{}, nil, false
 	}
-	var st, wst unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || unix.Fstat(wfd, &wst) != nil {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
 		return nil, Resolved{}, nil, false
 	}
@@ -77,24 +138,19 @@ func (r Roots) QuickOpen(p string) (*File, Resolved, fs.FileInfo, bool) {
 		Path: p, Root: RootWorkspace, Abs: filepath.Join(r.Workspace, rel), Display: filepath.ToSlash(rel),
 		Base: r.Workspace, Name: rel, Exists: true,
 		Ident:     FileIdent{Dev: uint64(st.Dev), Ino: st.Ino, OfTarget: true}, //nolint:unconvert // widths differ by platform
-		BaseIdent: FileIdent{Dev: uint64(wst.Dev), Ino: wst.Ino},               //nolint:unconvert
+		BaseIdent: FileIdent{Dev: d.dev, Ino: d.ino},
 	}
 	fi := &statInfo{name: filepath.Base(rel), st: st}
-	return &File{fd: fd, opened: time.Now()}, res, fi, true
+	return &File{fd: fd, left: st.Size, opened: time.Now()}, res, fi, true
 }
 
 // quickUnsupported: the kernel has no openat2; QuickOpen stops trying.
 var quickUnsupported atomic.Bool
 
-// LocalFS reports whether dir is on a local disk or memory file system,
-// where a read cannot hang on a server: only there may a caller read on a
-// goroutine that must not wait (see handlers' quick Reads).
-func LocalFS(dir string) bool {
-	var st unix.Statfs_t
-	if unix.Statfs(dir, &st) != nil {
-		return false
-	}
-	switch uint32(st.Type) { //nolint:unconvert // the field's type differs by architecture
+// localFSType says whether a statfs type is that of a local disk or
+// memory file system, where a read cannot hang on a server.
+func localFSType(t int64) bool {
+	switch t {
 	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
 		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, 0x2fc12fc1 /* zfs */, unix.RAMFS_MAGIC:
 		return true

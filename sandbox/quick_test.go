@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +13,9 @@ import (
 // opens the same file.
 func checkQuick(t *testing.T, fx *fixture, p string, res Resolved, rerr error) {
 	t.Helper()
-	f, qres, fi, ok := fx.roots.QuickOpen(p)
+	var d QuickDir
+	defer d.Close()
+	f, qres, fi, ok := fx.roots.QuickOpen(&d, p)
 	if !ok {
 		return
 	}
@@ -41,6 +44,8 @@ func checkQuick(t *testing.T, fx *fixture, p string, res Resolved, rerr error) {
 // and leaves everything else to Resolve.
 func TestQuickOpen(t *testing.T) {
 	fx := newFixture(t)
+	var d QuickDir
+	defer d.Close()
 	for p, want := range map[string]string{
 		"file.txt":                            "file.txt",
 		"dir/inner.txt":                       "dir/inner.txt",
@@ -71,7 +76,7 @@ func TestQuickOpen(t *testing.T) {
 		"":                                    "",
 	} {
 		guard(t, "QuickOpen "+p, func() {
-			f, res, _, ok := fx.roots.QuickOpen(p)
+			f, res, _, ok := fx.roots.QuickOpen(&d, p)
 			if ok {
 				f.Close()
 			}
@@ -88,7 +93,7 @@ func TestQuickOpen(t *testing.T) {
 			}
 		})
 	}
-	if _, _, _, ok := (Roots{Scratch: fx.scratch}).QuickOpen("file.txt"); ok {
+	if _, _, _, ok := (Roots{Scratch: fx.scratch}).QuickOpen(&d, "file.txt"); ok {
 		t.Error("QuickOpen without a workspace opened something")
 	}
 }
@@ -97,8 +102,69 @@ func TestQuickOpen(t *testing.T) {
 // path would still open.
 func TestQuickOpenRefusesAWorkspaceLink(t *testing.T) {
 	fx := newFixture(t)
+	var d QuickDir
+	defer d.Close()
 	roots := Roots{Workspace: filepath.Join(fx.scratch, "dir_to_ws"), Scratch: fx.scratch}
-	if _, _, _, ok := roots.QuickOpen("file.txt"); ok {
+	if _, _, _, ok := roots.QuickOpen(&d, "file.txt"); ok {
 		t.Fatal("QuickOpen followed a link at the workspace path")
+	}
+}
+
+// The workspace found at its path is trusted for quickDirTTL: a swap in
+// that time cannot make QuickOpen read anything but the tree it found
+// (here, the workspace moved away and a link to the outside put in its
+// place); after it, the path is looked at again and the link refused.
+func TestQuickDirKeepsTheTreeItFound(t *testing.T) {
+	fx := newFixture(t)
+	var d QuickDir
+	defer d.Close()
+	if f, _, _, ok := fx.roots.QuickOpen(&d, "file.txt"); !ok {
+		t.Skip("the test's temporary directory is not on a local file system QuickOpen takes")
+	} else {
+		f.Close()
+	}
+	moved := filepath.Join(fx.tmp, "moved")
+	if err := os.Rename(fx.ws, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(fx.out, fx.ws); err != nil {
+		t.Fatal(err)
+	}
+	f, _, _, ok := fx.roots.QuickOpen(&d, "secret.txt")
+	if ok {
+		f.Close()
+		t.Fatal("QuickOpen read the outside through the swapped workspace path")
+	}
+	if f, _, _, ok := fx.roots.QuickOpen(&d, "file.txt"); ok {
+		data, _ := io.ReadAll(f)
+		f.Close()
+		if string(data) != "workspace" {
+			t.Fatalf("read %q from the tree it found", data)
+		}
+	}
+	d.mu.Lock()
+	d.checked = d.checked.Add(-quickDirTTL)
+	d.mu.Unlock()
+	if f, _, _, ok := fx.roots.QuickOpen(&d, "file.txt"); ok {
+		f.Close()
+		t.Fatal("once its time was up, QuickOpen still used the directory behind a link")
+	}
+}
+
+// The size read at the open ends the read without a last system call,
+// and a file that grew after the open is read as it was then.
+func TestQuickFileStopsAtTheSizeItHad(t *testing.T) {
+	fx := newFixture(t)
+	var d QuickDir
+	defer d.Close()
+	f, _, _, ok := fx.roots.QuickOpen(&d, "file.txt")
+	if !ok {
+		t.Skip("the test's temporary directory is not on a local file system QuickOpen takes")
+	}
+	defer f.Close()
+	os.WriteFile(filepath.Join(fx.ws, "file.txt"), []byte("workspace and more"), 0o644)
+	data, err := io.ReadAll(f)
+	if err != nil || string(data) != "workspace" {
+		t.Fatalf("read %q, %v", data, err)
 	}
 }

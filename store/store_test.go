@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -225,5 +226,21 @@ func TestUpdateSessionKeepsTheOperatingMode(t *testing.T) {
 	}
 	if got, _ := s.GetSession(ctx, "a"); got.Mode != "plan" || got.PermissionMode != "auto" {
 		t.Fatalf("after configure: mode %q, permission mode %q; want plan, auto", got.Mode, got.PermissionMode)
+	}
+}
+
+// formatTime writes what time.Format wrote before it.
+func TestFormatTime(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2026, 12, 4, 9, 5, 7, 123456789, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2024, 2, 29, 12, 0, 0, 1e6, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		if got, want := formatTime(tm), tm.Format("2006-01-02T15:04:05.000Z07:00"); got != want {
+			t.Errorf("formatTime(%v) = %s, want %s", tm, got, want)
+		}
 	}
 }
