@@ -74,6 +74,18 @@ type ToolResult struct {
 	// stopped: the call ended early because it was cancelled, in the way
 	// its tool defines (TOOL_ABORTED; an asktool resolved as skipped).
 	stopped bool
+	// after is work left for once the answer is written (AfterReply).
+	after []func()
+}
+
+// AfterReply runs what the call left for once its answer was written:
+// rpc calls it right after writing the answer of a call it ran on the
+// read goroutine (quick.go), and only such calls leave anything.
+func (r *ToolResult) AfterReply() {
+	for _, f := range r.after {
+		f()
+	}
+	r.after = nil
 }
 
 // Decisions as they appear in results and the audit.
@@ -132,6 +144,19 @@ type call struct {
 	// json.Number), once it has: a tool reads its arguments from it
 	// rather than decoding the text again.
 	decoded any
+	// after is what a quick call leaves for after its answer (finish
+	// hands it to the result).
+	after []func()
+}
+
+// afterReply leaves f for once the call's answer is written; only a quick
+// call may (rpc runs it after writing the answer of a call it ran inline).
+func (c *call) afterReply(f func()) {
+	if c.pre == nil {
+		f()
+		return
+	}
+	c.after = append(c.after, f)
 }
 
 // canonicalArgs returns the canonical args, computing them if validation
@@ -548,9 +573,12 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		}
 	}
 	bodyCtx := ctx
-	if t.Class == perms.ClassRead {
+	if t.Class == perms.ClassRead && c.pre == nil {
 		// Every tool has a timeout (design section 3): reads and searches
-		// too, so a Grep of a huge tree cannot run forever.
+		// too, so a Grep of a huge tree cannot run forever. A quick Read
+		// (quick.go) has its bound already, a file of at most a megabyte
+		// on a local disk, and no timer: arming one woke the poller's
+		// thread on every call (7 µs).
 		var cancel context.CancelFunc
 		bodyCtx, cancel = context.WithTimeout(ctx, readToolTimeout)
 		defer cancel()
@@ -672,6 +700,7 @@ func (s *Server) redactName(name string) string {
 // finish fills the envelope, commits the audit row and logs the timing
 // line. The row is committed before the response is written.
 func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResult) (any, error) {
+	res.after = append(res.after, c.after...)
 	res.ToolCallID = c.p.ToolCallID
 	res.TraceID = newID("tr_")
 	if res.Decision == "" {

@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"bytes"
 	"encoding/json"
 	"io/fs"
 
+	"hostcore/handlers/jsonobj"
 	"hostcore/sandbox"
 )
 
@@ -55,14 +57,12 @@ func (s *Server) quickRead(tk *ticket) bool {
 		tk.sess.WorkspaceRoot == "" || s.cfg.InputIdle == nil || !s.cfg.InputIdle() {
 		return false
 	}
-	var a struct {
-		Path *string `json:"path"`
-	}
-	if json.Unmarshal(tk.p.Args, &a) != nil || a.Path == nil {
+	path, ok := plainMember(tk.p.Args, "path")
+	if !ok {
 		return false
 	}
 	roots := sandbox.Roots{Workspace: tk.sess.WorkspaceRoot}
-	f, res, fi, ok := roots.QuickOpen(&tk.rt.quick, *a.Path)
+	f, res, fi, ok := roots.QuickOpen(&tk.rt.quick, path)
 	if !ok {
 		return false
 	}
@@ -70,7 +70,7 @@ func (s *Server) quickRead(tk *ticket) bool {
 		f.Close()
 		return false
 	}
-	tk.pre = &preOpened{path: *a.Path, file: f, res: res, fi: fi}
+	tk.pre = &preOpened{path: path, file: f, res: res, fi: fi}
 	return true
 }
 
@@ -83,4 +83,25 @@ func (c *call) openTarget() (*sandbox.File, fs.FileInfo, error) {
 		return f, p.fi, nil
 	}
 	return sandbox.OpenRegular(c.target)
+}
+
+// plainMember returns the string value of the member called exactly name
+// in a JSON object, if it is there once and written without escapes
+// (anything else is left to the full decode: the call is not quick).
+func plainMember(obj []byte, name string) (string, bool) {
+	var v []byte
+	n := 0
+	if !json.Valid(obj) || !jsonobj.Members(obj, func(quoted, val []byte) bool {
+		key, plain := jsonobj.Name(quoted)
+		if !plain {
+			return false
+		}
+		if string(key) == name {
+			v, n = val, n+1
+		}
+		return true
+	}) || n != 1 || len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
 }

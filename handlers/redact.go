@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -415,6 +417,9 @@ func canonicalJSON(raw json.RawMessage) []byte {
 
 // canonicalValue is canonicalJSON for a value decodeAny produced from raw.
 func canonicalValue(v any, raw json.RawMessage) []byte {
+	if out, ok := appendCanonical(nil, v); ok {
+		return out
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -422,4 +427,61 @@ func canonicalValue(v any, raw json.RawMessage) []byte {
 		return raw
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// appendCanonical writes what a json.Encoder without HTML escaping writes
+// for a value decodeAny produced (objects with their keys sorted, numbers
+// as written), without reflection: every call's args are hashed this way.
+// false: a value of another kind, left to the Encoder.
+func appendCanonical(dst []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case bool:
+		return strconv.AppendBool(dst, v), true
+	case string:
+		return appendJSONText(dst, v), true
+	case json.Number:
+		if !isJSONNumber(string(v)) {
+			return nil, false
+		}
+		return append(dst, v...), true
+	case []any:
+		dst = append(dst, '[')
+		for i, x := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendCanonical(dst, x); !ok {
+				return nil, false
+			}
+		}
+		return append(dst, ']'), true
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(appendJSONText(dst, k), ':')
+			var ok bool
+			if dst, ok = appendCanonical(dst, v[k]); !ok {
+				return nil, false
+			}
+		}
+		return append(dst, '}'), true
+	}
+	return nil, false
+}
+
+// isJSONNumber says whether s is a number as JSON writes one (what the
+// Encoder checks a json.Number against).
+func isJSONNumber(s string) bool {
+	return s != "" && json.Valid([]byte(s)) && (s[0] == '-' || s[0] >= '0' && s[0] <= '9')
 }

@@ -410,7 +410,7 @@ type handler struct {
 }
 
 func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	params, err := h.s.stream.takeParams(req.Params)
+	params, err := h.s.stream.takeParams()
 	if err != nil {
 		h.s.log.Error("request params lost", "method", req.Method, "err", err)
 		if !req.Notif {
@@ -470,6 +470,9 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		}
 		if err := h.s.stream.writeResult(req.ID, result); err != nil {
 			h.s.log.Debug("reply not sent", "method", req.Method, "err", err)
+		}
+		if a, ok := result.(AfterReplier); ok {
+			a.AfterReply()
 		}
 	}
 	h.s.wg.Add(1)
@@ -563,4 +566,10 @@ type slogPrinter struct{ l *slog.Logger }
 
 func (p slogPrinter) Printf(format string, v ...any) {
 	p.l.Debug("jsonrpc2", "msg", format, "args", v)
+}
+
+// AfterReplier is a result with work left for once it has been written
+// (or could not be): closing what the call used, off the client's wait.
+type AfterReplier interface {
+	AfterReply()
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -46,11 +45,13 @@ type lineStream struct {
 	// io.EOF: it drains running calls so that they can still answer.
 	atEOF func()
 
-	// params holds each request's params, under the number that stands
-	// for them in the message jsonrpc2 decodes, until the handler takes
-	// them (see prepare).
-	params   sync.Map // uint64 → json.RawMessage
-	paramSeq atomic.Uint64
+	// params holds the params of the request ReadObject returned last,
+	// until its handler takes them (see prepare); ready says they have
+	// not been taken. jsonrpc2's read loop calls the handler of each
+	// request it reads before it reads again, on the same goroutine, so
+	// one slot is enough.
+	params      json.RawMessage
+	paramsReady bool
 
 	// pending holds the ids (as JSON text) of host requests waiting for
 	// the client's reply: a message with one of them and no method is a
@@ -64,21 +65,16 @@ func newLineStream(r io.Reader, w io.Writer, log *slog.Logger) *lineStream {
 	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log}
 }
 
-// takeParams returns the params prepare set aside for a request; ref is
-// what the request carried in their place (nil: it had none).
-func (s *lineStream) takeParams(ref *json.RawMessage) (json.RawMessage, error) {
-	if ref == nil {
-		return nil, nil
+// takeParams returns the params prepare set aside for the request just
+// read (nil: it had none). Only the read goroutine calls it, in the
+// request's handler.
+func (s *lineStream) takeParams() (json.RawMessage, error) {
+	if !s.paramsReady {
+		return nil, errors.New("the request's params were already taken")
 	}
-	n, err := strconv.ParseUint(string(*ref), 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("params reference %q: %w", *ref, err)
-	}
-	v, ok := s.params.LoadAndDelete(n)
-	if !ok {
-		return nil, fmt.Errorf("params %d were already taken", n)
-	}
-	return v.(json.RawMessage), nil
+	p := s.params
+	s.params, s.paramsReady = nil, false
+	return p, nil
 }
 
 func (s *lineStream) isPending(id json.RawMessage) bool {
@@ -405,14 +401,15 @@ func (s *lineStream) prepare(line []byte) ([]byte, bool) {
 		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: "+why, "")
 		return nil, false
 	}
-	msg := append([]byte(`{"jsonrpc":"2.0","method":`), p.Method...)
+	// jsonrpc2 needs only the method and id: its decoding takes the
+	// fewer members the faster.
+	msg := append([]byte(`{"method":`), p.Method...)
 	if jsonID != nil {
 		msg = append(append(msg, `,"id":`...), jsonID...)
 	}
+	s.params, s.paramsReady = nil, true
 	if len(p.Params) > 0 {
-		n := s.paramSeq.Add(1)
-		s.params.Store(n, p.Params)
-		msg = strconv.AppendUint(append(msg, `,"params":`...), n, 10)
+		s.params = p.Params
 	}
 	return append(msg, '}'), true
 }

@@ -228,7 +228,12 @@ func (f *File) Read(p []byte) (int, error) {
 // Close closes the file.
 func (f *File) Close() error {
 	if f.f == nil {
-		return closeFd(f.fd)
+		if f.fd < 0 {
+			return nil // closed already: the number may be another file's now
+		}
+		fd := f.fd
+		f.fd = -1
+		return closeFd(fd)
 	}
 	return f.f.Close()
 }

@@ -2,7 +2,9 @@
 // their values: the envelope of every request (rpc) and the params of
 // every tools.execute (handlers) are read with it, where a decode into a
 // map or through reflection cost a tenth of a small call's CPU. Its input
-// must already be valid JSON (json.Valid); it checks only what it needs.
+// must already be valid JSON (json.Valid) in valid UTF-8 (a decoder would
+// turn invalid bytes in a name into U+FFFD; Name gives them as they are);
+// it checks only what it needs.
 package jsonobj
 
 // Members calls fn with each member's name, as written (quotes and
