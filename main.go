@@ -130,7 +130,7 @@ func run(args []string) int {
 	srv := rpc.NewServer(in, out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel, MutationSlots: *slots,
-		WarmReaper: *warm, InputIdle: srv.InputIdle,
+		WarmReaper: *warm, Quiet: srv.Quiet,
 	}, st, srv, log)
 	if err != nil {
 		log.Error("start-up", "err", err)

@@ -48,7 +48,7 @@ func BenchmarkValidateArgs(b *testing.B) {
 // envelope and the encoded answer. No transport.
 func BenchmarkQuickRead(b *testing.B) {
 	s := newTestServerTB(b, &fakeClient{})
-	s.cfg.InputIdle = func() bool { return true }
+	s.cfg.Quiet = func() bool { return true }
 	ws, _ := filepath.EvalSymlinks(b.TempDir())
 	raw, _ := json.Marshal(map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "auto"})
 	if _, err := s.sessionCreate(b.Context(), raw); err != nil {

@@ -15,11 +15,14 @@ import (
 // waiting on a card or a long command never holds up the lines after it
 // (a card's reply among them). The hand-off wakes a second thread: on the
 // 2-vCPU VMs hostcore is measured on, that is about 100 µs of a small
-// Read's round trip, more than the Read itself. So a Read that provably
-// cannot wait on anything runs on the read goroutine instead, when no
-// further input is waiting (a client that pipelines its requests gets
-// them spread over the workers as before):
+// Read's round trip, more than the Read itself. So a Read runs on the read
+// goroutine instead when:
 //
+//   - the connection is quiet (Config.Quiet, rpc.Server.Quiet): no input
+//     buffered, nothing on a worker, no card waiting for its reply,
+//     nothing of ours unread by the client. Should the Read be slow after
+//     all (a disk that stalls: a local file system is no promise), it
+//     holds up nothing that is under way;
 //   - its session exists and has a workspace on a local file system
 //     (sandbox.QuickDir: no server to hang a read on);
 //   - its path opens through sandbox.QuickOpen: a regular file inside the
@@ -54,7 +57,7 @@ func (p *preOpened) close() {
 // runs there (see above), opening its file if so.
 func (s *Server) quickRead(tk *ticket) bool {
 	if tk == nil || tk.dup || tk.absent || tk.tool == nil || tk.tool.Name != "Read" || tk.tool.PluginID != "" ||
-		tk.sess.WorkspaceRoot == "" || s.cfg.InputIdle == nil || !s.cfg.InputIdle() {
+		tk.sess.WorkspaceRoot == "" || s.cfg.Quiet == nil || !s.cfg.Quiet() {
 		return false
 	}
 	path, ok := plainMember(tk.p.Args, "path")

@@ -46,10 +46,10 @@ type Config struct {
 	// child process between commands. Off by default, so that no process
 	// of hostcore's outlives a call.
 	WarmReaper bool
-	// InputIdle, when set, says whether no further input is waiting to be
-	// read; it is called only from Route, on the read goroutine (see
-	// quickRead).
-	InputIdle func() bool
+	// Quiet, when set, says whether the connection has nothing under way
+	// (rpc.Server.Quiet); it is called only from Route, on the read
+	// goroutine (see quickRead).
+	Quiet func() bool
 }
 
 // Server holds hostcore's state for one connection.

@@ -108,6 +108,13 @@ type Server struct {
 	workers   workers
 
 	callSeq atomic.Uint64 // ids of host→client requests
+	// running counts requests on workers; calling, host→client requests
+	// waiting for their reply; outFd is stdout's descriptor (-1: none).
+	// See Quiet.
+	running atomic.Int64
+	calling atomic.Int64
+	outFd   int
+	outKind uint
 
 	budget     *semaphore.Weighted // see Handle
 	budgetSize int64
@@ -125,8 +132,11 @@ func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
 		workers: workers{jobs: make(chan func()), quit: make(chan struct{})}}
 	s.SetBudget(DefaultBudget)
 	s.relief = semaphore.NewWeighted(reliefBudget)
+	s.outFd = -1
 	if f, ok := out.(*os.File); ok {
 		s.out = f
+		s.outFd = fileFd(f)
+		s.outKind = outputKind(s.outFd)
 	}
 	s.inputCtx, s.inputCancel = context.WithCancel(context.Background())
 	s.stream.onBreak = s.markGone
@@ -138,11 +148,21 @@ func (s *Server) SetBudget(n int64) {
 	s.budget, s.budgetSize = semaphore.NewWeighted(n), n
 }
 
-// InputIdle says whether no further input is waiting in the read buffer.
-// Only the read goroutine may ask (a Dispatcher's Route): a dispatcher
-// may then run a request inline that it would otherwise hand to a
-// worker, since no line is held up behind it.
-func (s *Server) InputIdle() bool { return s.stream.r.Buffered() == 0 }
+// Quiet says whether the connection has nothing under way: no further
+// input waiting in the read buffer, no request running on a worker, no
+// host→client request waiting for its reply, and nothing of ours left
+// unread in stdout's pipe. Only the read goroutine may ask (a
+// Dispatcher's Route). A dispatcher may then run a short request inline
+// that it would otherwise hand to a worker: should it be slow after all
+// (a disk that stalls), no line is held up behind it, no card's answer
+// waits to be read, and a client that has stopped reading our output
+// cannot make its answer block the reading of its input.
+func (s *Server) Quiet() bool {
+	if s.stream.r.Buffered() != 0 || s.running.Load() != 0 || s.calling.Load() != 0 {
+		return false
+	}
+	return s.outFd < 0 || unreadBytes(s.outFd, s.outKind) == 0
+}
 
 func (s *Server) markGone() { s.goneOnce.Do(func() { close(s.gone) }) }
 
@@ -344,7 +364,9 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 		id := s.callSeq.Add(1)
 		key := strconv.FormatUint(id, 10)
 		s.stream.pending.Store(key, struct{}{})
+		s.calling.Add(1)
 		err = conn.Call(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+		s.calling.Add(-1)
 		s.stream.pending.Delete(key)
 	}
 	if err != nil && s.inputCtx.Err() != nil {
@@ -481,8 +503,10 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		answer()
 		return
 	}
+	h.s.running.Add(1)
 	h.s.workers.do(func() {
 		defer h.s.wg.Done()
+		defer h.s.running.Add(-1)
 		answer()
 	})
 }

@@ -29,6 +29,10 @@ type QuickDir struct {
 	checked time.Time
 	dev     uint64
 	ino     uint64
+	// expiry closes the directory once it is quickDirTTL old: held open,
+	// it would keep its file system from being unmounted (a project on a
+	// USB disk) and a deleted workspace pinned.
+	expiry *time.Timer
 }
 
 // quickDirTTL is how long QuickDir trusts what it found at the workspace
@@ -42,9 +46,21 @@ func (d *QuickDir) Close() {
 	d.drop()
 }
 
+// expire closes the directory if it has been held for quickDirTTL.
+func (d *QuickDir) expire() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd > 0 && time.Since(d.checked) >= quickDirTTL {
+		d.drop()
+	}
+}
+
 func (d *QuickDir) drop() {
 	if d.fd > 0 {
 		unix.Close(d.fd)
+	}
+	if d.expiry != nil {
+		d.expiry.Stop()
 	}
 	d.fd, d.path = 0, ""
 }
@@ -77,6 +93,11 @@ func (d *QuickDir) dir(workspace string) (int, bool) {
 	}
 	d.fd, d.path, d.checked = fd, workspace, time.Now()
 	d.dev, d.ino, d.local = uint64(st.Dev), st.Ino, localFSType(int64(sf.Type)) //nolint:unconvert // widths differ by platform
+	if d.expiry == nil {
+		d.expiry = time.AfterFunc(quickDirTTL, d.expire)
+	} else {
+		d.expiry.Reset(quickDirTTL)
+	}
 	return d.fd, d.local
 }
 
@@ -122,6 +143,15 @@ func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, b
 	if wfd <= 0 || !local {
 		return nil, Resolved{}, nil, false
 	}
+	// Nothing but a regular file is opened, as OpenRegular opens nothing
+	// else: opening a FIFO releases its writer, opening a device runs its
+	// driver. The type is looked at first (without following a last
+	// link; a link on the way makes the open below fail), and the file
+	// opened must be the one looked at.
+	var pre, st unix.Stat_t
+	if unix.Fstatat(wfd, rel, &pre, unix.AT_SYMLINK_NOFOLLOW) != nil || pre.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, Resolved{}, nil, false
+	}
 	fd, err := unix.Openat2(wfd, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
@@ -129,8 +159,7 @@ func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, b
 	if err != nil {
 		return nil, Resolved{}, nil, false
 	}
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != pre.Dev || st.Ino != pre.Ino {
 		unix.Close(fd)
 		return nil, Resolved{}, nil, false
 	}

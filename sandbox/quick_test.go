@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // checkQuick: whenever QuickOpen answers, Resolve gives the same
@@ -166,5 +168,55 @@ func TestQuickFileStopsAtTheSizeItHad(t *testing.T) {
 	data, err := io.ReadAll(f)
 	if err != nil || string(data) != "workspace" {
 		t.Fatalf("read %q, %v", data, err)
+	}
+}
+
+// QuickOpen opens nothing but a regular file: a FIFO's writer is not
+// released (opening a FIFO would), and a directory held for quick opens
+// is let go within quickDirTTL (it would keep its file system from
+// being unmounted).
+func TestQuickOpenOpensOnlyRegularFilesAndLetsGo(t *testing.T) {
+	fx := newFixture(t)
+	var d QuickDir
+	defer d.Close()
+	released := make(chan struct{})
+	go func() {
+		// Blocks until some reader opens the FIFO.
+		if f, err := os.OpenFile(filepath.Join(fx.ws, "fifo"), os.O_WRONLY, 0); err == nil {
+			close(released)
+			f.Close()
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, _, _, ok := fx.roots.QuickOpen(&d, "fifo"); ok {
+		t.Fatal("QuickOpen opened a FIFO")
+	}
+	select {
+	case <-released:
+		t.Fatal("QuickOpen opened the FIFO: its writer was released")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Unblock the writer.
+	if f, err := os.OpenFile(filepath.Join(fx.ws, "fifo"), os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		defer f.Close()
+	}
+
+	if f, _, _, ok := fx.roots.QuickOpen(&d, "file.txt"); !ok {
+		t.Skip("the test's temporary directory is not on a local file system QuickOpen takes")
+	} else {
+		f.Close()
+	}
+	deadline := time.Now().Add(quickDirTTL + 2*time.Second)
+	for {
+		d.mu.Lock()
+		open := d.fd > 0
+		d.mu.Unlock()
+		if !open {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the workspace directory is still held open past quickDirTTL")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
