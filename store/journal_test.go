@@ -30,6 +30,16 @@ func crashCopy(t *testing.T, dir string) string {
 	return dst
 }
 
+// mustOpen opens the store in dir.
+func mustOpen(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func auditRow(session, id string) AuditRow {
 	return AuditRow{SessionID: session, TurnID: "t", ToolCallID: id, ToolName: "Read", ArgsHash: "h", ArgsPreview: `{"path":"a"}`,
 		Decision: "auto-allow", OK: true, CreatedAt: Now()}
@@ -54,10 +64,7 @@ func countAudit(t *testing.T, s *Store, session string) map[string]int {
 func TestJournalRowsSurviveACrash(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	defer s.Close()
 	s.CreateSession(ctx, Session{ID: "a", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()})
 	for i := range 50 {
@@ -70,10 +77,7 @@ func TestJournalRowsSurviveACrash(t *testing.T) {
 	}
 	copyDir := crashCopy(t, dir)
 
-	s2, err := Open(copyDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := mustOpen(t, copyDir)
 	defer s2.Close()
 	got := countAudit(t, s2, "a")
 	for i := range 50 {
@@ -92,10 +96,7 @@ func TestJournalRowsSurviveACrash(t *testing.T) {
 func TestJournalReplayIsExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	defer s.Close()
 	for i := range 10 {
 		s.InsertAudit(ctx, auditRow("a", fmt.Sprint("c", i)), false)
@@ -109,10 +110,7 @@ func TestJournalReplayIsExactlyOnce(t *testing.T) {
 	f.WriteString(`{"seq":16,"row":{"sessionId":"a","toolCallId":"torn"`)
 	f.Close()
 
-	s2, err := Open(copyDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := mustOpen(t, copyDir)
 	got := countAudit(t, s2, "a")
 	if len(got) != 15 || got["torn"] != 0 {
 		t.Fatalf("rows after replay: %v", got)
@@ -125,10 +123,7 @@ func TestJournalReplayIsExactlyOnce(t *testing.T) {
 	// Rows appended after the replay continue the sequence.
 	s2.InsertAudit(ctx, auditRow("a", "after"), false)
 	s2.Close()
-	s3, err := Open(copyDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3 := mustOpen(t, copyDir)
 	defer s3.Close()
 	if got := countAudit(t, s3, "a"); len(got) != 16 || got["after"] != 1 {
 		t.Fatalf("rows after a second start: %v", got)
@@ -141,10 +136,7 @@ func TestJournalReplayIsExactlyOnce(t *testing.T) {
 // later.
 func TestJournaledCallIDs(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, t.TempDir())
 	defer s.Close()
 	sess := Session{ID: "a", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()}
 	s.CreateSession(ctx, sess)
@@ -190,10 +182,7 @@ func TestJournaledCallIDs(t *testing.T) {
 func TestJournalClose(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	s.InsertAudit(ctx, auditRow("a", "1"), false)
 	s.Close()
 	if err := s.InsertAudit(ctx, auditRow("a", "2"), false); err == nil {
@@ -202,10 +191,7 @@ func TestJournalClose(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, journalName)); err != nil || fi.Size() != 0 {
 		t.Fatalf("the journal after a clean close: %v %v", fi, err)
 	}
-	s2, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := mustOpen(t, dir)
 	defer s2.Close()
 	if got := countAudit(t, s2, "a"); len(got) != 1 || got["1"] != 1 {
 		t.Fatalf("rows: %v", got)
@@ -214,10 +200,7 @@ func TestJournalClose(t *testing.T) {
 
 // The background flush moves rows without anyone reading.
 func TestJournalFlushesInTheBackground(t *testing.T) {
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, t.TempDir())
 	defer s.Close()
 	s.InsertAudit(context.Background(), auditRow("a", "1"), false)
 	for range 100 {
