@@ -38,3 +38,26 @@ func BenchmarkAppendJSONString(b *testing.B) {
 		out = appendJSONString(out[:0], in)
 	}
 }
+
+// FuzzEscapeRun: appendJSONString with the vector run (escapeRun) writes
+// exactly what it writes without.
+func FuzzEscapeRun(f *testing.F) {
+	for _, s := range []string{
+		strings.Repeat("hostcore benchmark line of text\n", 9),
+		strings.Repeat("x", 31) + "\"" + strings.Repeat("y\n", 40),
+		strings.Repeat("a\tb\\c\x00d\x7fé€😀\xff\u2028\n", 7),
+		strings.Repeat("\n", 100), strings.Repeat("z", 33),
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		with := appendJSONString([]byte("prefix"), in)
+		saved := haveEscapeRun
+		haveEscapeRun = false
+		without := appendJSONString([]byte("prefix"), in)
+		haveEscapeRun = saved
+		if string(with) != string(without) {
+			t.Fatalf("%q:\nwith the run    %q\nwithout the run %q", in, with, without)
+		}
+	})
+}
