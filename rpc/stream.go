@@ -301,7 +301,7 @@ func (s *lineStream) frame(line []byte) (probe, bool) {
 // requestProblem says why a message read as a request is not one ("" when
 // it is), its id's kind aside: each reader has its own rule for that.
 func (p probe) requestProblem() string {
-	var m string
+	m, _ := plainString(p.Method)
 	switch {
 	case p.JSONRPC == nil || *p.JSONRPC != "2.0":
 		return `"jsonrpc" must be "2.0"`
@@ -309,7 +309,7 @@ func (p probe) requestProblem() string {
 		return "both method and result/error"
 	case !p.hasMethod():
 		return "missing method"
-	case json.Unmarshal(p.Method, &m) != nil || m == "":
+	case m == "":
 		return "method must be a non-empty string"
 	case string(p.ID) == "null":
 		return "id must not be null"
@@ -329,17 +329,17 @@ func readProbe(line []byte) (probe, error) {
 	var bad error
 	ok := jsonobj.Members(line, func(quoted, val []byte) bool {
 		key, plain := jsonobj.Name(quoted)
-		name := string(key)
 		if !plain {
+			var name string
 			if bad = json.Unmarshal(quoted, &name); bad != nil {
 				return false
 			}
+			key = []byte(name)
 		}
-		switch name {
+		switch string(key) {
 		case "jsonrpc":
 			p.JSONRPC = nil
-			var v string
-			if json.Unmarshal(val, &v) == nil {
+			if v, ok := plainString(val); ok {
 				p.JSONRPC = &v
 			}
 		case "id":
@@ -492,8 +492,30 @@ func numberAlias(raw json.RawMessage) json.RawMessage {
 // hasNumberAliasPrefix reports whether a string id, as JSON text, decodes
 // to a string beginning with the alias prefix (however it was escaped).
 func hasNumberAliasPrefix(id json.RawMessage) bool {
-	var str string
-	return len(id) > 0 && id[0] == '"' && json.Unmarshal(id, &str) == nil && strings.HasPrefix(str, "\x00#")
+	str, ok := plainString(id)
+	return ok && strings.HasPrefix(str, "\x00#")
+}
+
+// plainString decodes a JSON string value as json.Unmarshal into a string
+// does (false for a value of another kind, "" for null);
+// one without escapes is its bytes between the quotes (most are), and
+// JSON holds no raw control character, so such a string cannot begin
+// with NUL.
+func plainString(raw []byte) (string, bool) {
+	if string(raw) == "null" {
+		return "", true // as json.Unmarshal leaves a string: untouched
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // restoreNumberID turns a response to an aliased id back into a response
