@@ -130,7 +130,7 @@ func run(args []string) int {
 	srv := rpc.NewServer(in, out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel, MutationSlots: *slots,
-		WarmReaper: *warm, Quiet: srv.Quiet,
+		WarmReaper: *warm, Quiet: srv.Quiet, Room: srv.Room,
 	}, st, srv, log)
 	if err != nil {
 		log.Error("start-up", "err", err)

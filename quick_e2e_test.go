@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -37,5 +41,89 @@ func TestReadOfAFIFODoesNotReleaseItsWriter(t *testing.T) {
 	}
 	if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 		f.Close() // lets the writer go
+	}
+}
+
+// A client that writes a large request before it reads its answers: a
+// Read whose answer does not fit in what stdout can take is not run on
+// the read goroutine, where its blocked write would stop hostcore reading
+// the very request the client is stuck writing (a deadlock; before, the
+// quick path ran it there when the connection was otherwise quiet).
+func TestAnswerTooBigForThePipeIsNotWrittenInline(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	// 1,999 lines of 100 control characters: the Read shows them all
+	// (under its 2,000 lines and 256 KiB), and its answer, each byte
+	// escaped as \u00XX, is 1.2 MB, more than the 1 MiB pipe hostcore
+	// grows its stdout to.
+	os.WriteFile(filepath.Join(ws, "ctl.txt"), bytes.Repeat(append(bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 14, 15, 16}, 10), '\n'), 1999), 0o644)
+	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
+	in, _ := cmd.StdinPipe()
+	outPipe, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	out := bufio.NewReaderSize(outPipe, 4<<20)
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws)
+	if _, err := out.ReadSlice('\n'); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"r","toolName":"Read","args":{"path":"ctl.txt"}}}`)
+	time.Sleep(300 * time.Millisecond)
+	wrote := make(chan error, 1)
+	go func() {
+		big := strings.Repeat("x", 2<<20)
+		_, err := fmt.Fprintf(in, `{"jsonrpc":"2.0","id":3,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"w","toolName":"Write","args":{"path":"big.txt","content":%q}}}`+"\n", big)
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hostcore stopped reading its input while its answer waited for the pipe: the client cannot finish its request")
+	}
+	for range 2 {
+		if _, err := out.ReadBytes('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A Read sent as a notification (no id: nothing answers it) still closes
+// its file: a quick Read leaves the close for after its answer, and a
+// notification has none (50 notifications left 50 descriptors open).
+func TestReadNotificationsCloseTheirFiles(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644)
+	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
+	in, _ := cmd.StdinPipe()
+	outPipe, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Wait() }()
+	out := bufio.NewReader(outPipe)
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws)
+	out.ReadSlice('\n')
+	fds := func() int {
+		entries, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+		return len(entries)
+	}
+	// Settle: a first call opens what every call needs (the journal).
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"r0","toolName":"Read","args":{"path":"a.txt"}}}`)
+	out.ReadSlice('\n')
+	before := fds()
+	for i := range 50 {
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"n%d","toolName":"Read","args":{"path":"a.txt"}}}`+"\n", i)
+		time.Sleep(2 * time.Millisecond) // one at a time: each on the quick path
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":3,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"r1","toolName":"Read","args":{"path":"a.txt"}}}`)
+	out.ReadSlice('\n')
+	if after := fds(); after > before+2 {
+		t.Fatalf("open descriptors went from %d to %d over 50 Read notifications", before, after)
 	}
 }

@@ -243,8 +243,13 @@ func appendJSONString(dst, s []byte) []byte {
 	dst = slices.Grow(dst, len(s)+len(s)/16+2)
 	dst = append(dst, '"')
 	start := 0
+	// vector: the run loop is worth entering. It is left once it stops at
+	// a byte it does not handle, and entered again only after a plain
+	// eight-byte block: text full of such bytes (CJK, tabs, colour codes)
+	// would otherwise enter and leave it at every one of them.
+	vector := haveEscapeRun
 	for i := 0; i < len(s); {
-		if haveEscapeRun && len(s)-i >= 32 {
+		if vector && len(s)-i >= 32 {
 			// Plain text and newlines, 32 bytes a step (AVX2; see
 			// jsonesc_amd64.s): command output is mostly that, and byte
 			// by byte it was half of hostcore's CPU in a flood. It stops
@@ -261,8 +266,11 @@ func appendJSONString(dst, s []byte) []byte {
 			if i >= len(s) {
 				break
 			}
-			if ns > 0 && len(s)-i >= 32 && cap(dst)-len(dst) < 64 {
-				continue // out of room: grow and go on
+			if len(s)-i >= 32 {
+				if cap(dst)-len(dst) < 64 {
+					continue // out of room: grow and go on
+				}
+				vector = false // stopped at a byte of its own
 			}
 		}
 		// Skip plain ASCII eight bytes at a time, and then straight to the
@@ -274,6 +282,7 @@ func appendJSONString(dst, s []byte) []byte {
 				break
 			}
 			i += 8
+			vector = haveEscapeRun
 		}
 		if i >= len(s) {
 			break

@@ -252,7 +252,7 @@ func (t *ticket) release() {
 const maxIdentBytes = 512
 
 // execute is tools.execute: the one path every tool call takes.
-func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (any, error) {
+func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (out any, err error) {
 	defer tk.release()
 	start := time.Now()
 	var p ExecuteParams
@@ -305,6 +305,18 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	}
 	sess := tk.sess
 	c := &call{s: s, p: p, sess: sess, args: p.Args, pre: tk.pre}
+	defer func() {
+		// What the call left for after its answer (a quick Read's file)
+		// goes with the result; if there is none to carry it (a panic, an
+		// error), it runs now.
+		if r, ok := out.(*ToolResult); ok && err == nil && r != nil {
+			return
+		}
+		for _, f := range c.after {
+			f()
+		}
+		c.after = nil
+	}()
 	c.roots = sandbox.Roots{Workspace: sess.WorkspaceRoot, Scratch: c.scratchDir()}
 	a := &auditing{start: start}
 	// The call is registered so tools.cancel, turn.cancel, session.delete

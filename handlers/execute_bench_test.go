@@ -49,6 +49,7 @@ func BenchmarkValidateArgs(b *testing.B) {
 func BenchmarkQuickRead(b *testing.B) {
 	s := newTestServerTB(b, &fakeClient{})
 	s.cfg.Quiet = func() bool { return true }
+	s.cfg.Room = func() int64 { return 1 << 20 }
 	ws, _ := filepath.EvalSymlinks(b.TempDir())
 	raw, _ := json.Marshal(map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "auto"})
 	if _, err := s.sessionCreate(b.Context(), raw); err != nil {

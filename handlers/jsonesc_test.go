@@ -61,3 +61,36 @@ func FuzzEscapeRun(f *testing.F) {
 		}
 	})
 }
+
+// benchEscape escapes 64 KiB of s repeated, with the vector run (AVX2)
+// or without: text that is not plain lines must not get slower with it.
+func benchEscape(b *testing.B, s string, run bool) {
+	in := []byte(strings.Repeat(s, 65536/len(s)))
+	saved := haveEscapeRun
+	haveEscapeRun = haveEscapeRun && run
+	defer func() { haveEscapeRun = saved }()
+	b.SetBytes(int64(len(in)))
+	var out []byte
+	for b.Loop() {
+		out = appendJSONString(out[:0], in)
+	}
+}
+
+func BenchmarkEscapeLines(b *testing.B) { benchEscape(b, "hostcore benchmark line of text\n", true) }
+func BenchmarkEscapeLinesScalar(b *testing.B) {
+	benchEscape(b, "hostcore benchmark line of text\n", false)
+}
+func BenchmarkEscapeCJK(b *testing.B) {
+	benchEscape(b, "日本語のテキスト出力です。\n", true)
+}
+func BenchmarkEscapeCJKScalar(b *testing.B) {
+	benchEscape(b, "日本語のテキスト出力です。\n", false)
+}
+func BenchmarkEscapeTabs(b *testing.B)       { benchEscape(b, "a\tb\tc\td\t\"q\"\n", true) }
+func BenchmarkEscapeTabsScalar(b *testing.B) { benchEscape(b, "a\tb\tc\td\t\"q\"\n", false) }
+func BenchmarkEscapeColour(b *testing.B) {
+	benchEscape(b, "\x1b[32mok\x1b[0m  test/pkg/name  0.01s\n", true)
+}
+func BenchmarkEscapeColourScalar(b *testing.B) {
+	benchEscape(b, "\x1b[32mok\x1b[0m  test/pkg/name  0.01s\n", false)
+}

@@ -29,7 +29,10 @@ import (
 //     workspace, with no link, mount or ".." escape on the way, so no
 //     outside-path card can follow (a Read inside the roots is allowed in
 //     every mode, design section 6) and the denylist does not apply;
-//   - the file is at most quickReadMax bytes, so reading it is bounded.
+//   - the file is at most quickReadMax bytes, so reading it is bounded,
+//     and its answer fits, however it is escaped, in what stdout can take
+//     now without blocking (Config.Room): a client that writes before it
+//     reads cannot make the answer block the reading of its input.
 //
 // Everything else about the call is unchanged: the same envelope,
 // checks, audit and answer, with the file QuickOpen opened standing for
@@ -37,6 +40,16 @@ import (
 
 // quickReadMax bounds the files a quick Read takes.
 const quickReadMax = 1 << 20
+
+// worstAnswer bounds the answer to a Read of a file of size bytes, the
+// call's id and path taking idBytes: its text holds at most every byte
+// and, per line (at most readDefaultLines of them), a number, a tab and a
+// cut marker, and each byte may take six escaped (\u00XX); the rest of
+// the envelope is small.
+func worstAnswer(size int64, idBytes int) int64 {
+	lines := min(size+1, readDefaultLines)
+	return 6*(size+lines*48+int64(idBytes)*2+512) + 4096
+}
 
 // preOpened is the target of a quick Read, opened on the read goroutine.
 type preOpened struct {
@@ -69,7 +82,11 @@ func (s *Server) quickRead(tk *ticket) bool {
 	if !ok {
 		return false
 	}
-	if fi.Size() > quickReadMax {
+	if fi.Size() > quickReadMax || s.cfg.Room == nil || worstAnswer(fi.Size(), len(tk.p.ToolCallID)+len(path)) > s.cfg.Room() {
+		// Too big to read here, or its answer might not fit in what the
+		// client has left unread: written on this goroutine, it would
+		// block the reading of input from a client that writes before
+		// it reads.
 		f.Close()
 		return false
 	}

@@ -47,9 +47,11 @@ type Config struct {
 	// of hostcore's outlives a call.
 	WarmReaper bool
 	// Quiet, when set, says whether the connection has nothing under way
-	// (rpc.Server.Quiet); it is called only from Route, on the read
-	// goroutine (see quickRead).
+	// (rpc.Server.Quiet), and Room how many bytes of answer can be written
+	// now without blocking (rpc.Server.Room); both are called only from
+	// Route, on the read goroutine (see quickRead).
 	Quiet func() bool
+	Room  func() int64
 }
 
 // Server holds hostcore's state for one connection.

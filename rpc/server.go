@@ -114,7 +114,8 @@ type Server struct {
 	running atomic.Int64
 	calling atomic.Int64
 	outFd   int
-	outKind uint
+	outKind int
+	outBuf  int // the socket's send buffer, when stdout is one
 
 	budget     *semaphore.Weighted // see Handle
 	budgetSize int64
@@ -136,7 +137,7 @@ func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
 	if f, ok := out.(*os.File); ok {
 		s.out = f
 		s.outFd = fileFd(f)
-		s.outKind = outputKind(s.outFd)
+		s.outKind, s.outBuf = outputKind(s.outFd)
 	}
 	s.inputCtx, s.inputCancel = context.WithCancel(context.Background())
 	s.stream.onBreak = s.markGone
@@ -150,18 +151,26 @@ func (s *Server) SetBudget(n int64) {
 
 // Quiet says whether the connection has nothing under way: no further
 // input waiting in the read buffer, no request running on a worker, no
-// host→client request waiting for its reply, and nothing of ours left
-// unread in stdout's pipe. Only the read goroutine may ask (a
-// Dispatcher's Route). A dispatcher may then run a short request inline
-// that it would otherwise hand to a worker: should it be slow after all
-// (a disk that stalls), no line is held up behind it, no card's answer
-// waits to be read, and a client that has stopped reading our output
-// cannot make its answer block the reading of its input.
+// host→client request waiting for its reply. Only the read goroutine may
+// ask (a Dispatcher's Route). A dispatcher may then run a short request
+// inline that it would otherwise hand to a worker: should it be slow after
+// all (a disk that stalls), no line is held up behind it and no card's
+// answer waits to be read. Its answer must also fit in Room, or writing
+// it could block the reading of input on a client that writes before it
+// reads.
 func (s *Server) Quiet() bool {
-	if s.stream.r.Buffered() != 0 || s.running.Load() != 0 || s.calling.Load() != 0 {
-		return false
+	return s.stream.r.Buffered() == 0 && s.running.Load() == 0 && s.calling.Load() == 0
+}
+
+// Room is how many bytes can be written to stdout now without blocking
+// (as far as the kernel tells: a pipe's free space, a socket's free send
+// buffer, halved for its overhead; no bound for a file or a terminal; 0
+// when it cannot tell).
+func (s *Server) Room() int64 {
+	if s.outFd < 0 {
+		return 0
 	}
-	return s.outFd < 0 || unreadBytes(s.outFd, s.outKind) == 0
+	return room(s.outFd, s.outKind, s.outBuf)
 }
 
 func (s *Server) markGone() { s.goneOnce.Do(func() { close(s.gone) }) }
@@ -226,9 +235,18 @@ func pollable(f *os.File, mode int) (*os.File, func()) {
 				return f, none
 			}
 		}
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err != nil {
+			return f, none
+		}
 		nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
 		if err != nil {
 			return f, none
+		}
+		if fl&unix.O_NONBLOCK != 0 {
+			// Non-blocking already (a parent that shares it, libuv's
+			// sockets are): nothing to set, and nothing to undo.
+			return os.NewFile(uintptr(nfd), f.Name()), none
 		}
 		if unix.SetNonblock(nfd, true) != nil {
 			unix.Close(nfd)
@@ -480,6 +498,12 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	answer := func() {
 		defer release()
 		result, err := safeRun(h.ctx, run)
+		// What a result leaves for after its answer runs whatever becomes
+		// of the answer: a notification gets none, an error or a broken
+		// pipe none that arrives (a quick Read's file is closed there).
+		if a, ok := result.(AfterReplier); ok {
+			defer a.AfterReply()
+		}
 		if req.Notif {
 			return
 		}
@@ -492,9 +516,6 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		}
 		if err := h.s.stream.writeResult(req.ID, result); err != nil {
 			h.s.log.Debug("reply not sent", "method", req.Method, "err", err)
-		}
-		if a, ok := result.(AfterReplier); ok {
-			a.AfterReply()
 		}
 	}
 	h.s.wg.Add(1)

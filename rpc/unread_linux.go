@@ -1,36 +1,67 @@
 package rpc
 
-import "golang.org/x/sys/unix"
+import (
+	"math"
 
-// outputKind says how unreadBytes learns what waits in fd: from the pipe
-// (TIOCINQ, FIONREAD, counts a pipe's contents from either end) or from
-// this end of a socket (TIOCOUTQ: on a Unix socket, bytes are charged to
-// the writer until the reader has taken them; Node's child processes get
-// socket pairs). Anything else (a file, a terminal) is never backed up: 0.
-func outputKind(fd int) uint {
+	"golang.org/x/sys/unix"
+)
+
+// outputKind tells how room learns what fd can take without blocking:
+// a pipe (its size, less what waits in it: TIOCINQ counts a pipe's
+// contents from either end), a socket (its send buffer, less what this
+// end has sent and its reader not yet taken, TIOCOUTQ: Node's child
+// processes get Unix socket pairs), or anything else (a file, a
+// terminal), which is taken as never backing up.
+func outputKind(fd int) (kind int, sndbuf int) {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
-		return 0
+		return kindUnknown, 0
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFIFO:
-		return unix.TIOCINQ
+		return kindPipe, 0
 	case unix.S_IFSOCK:
-		return unix.TIOCOUTQ
+		n, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
+		if err != nil {
+			return kindUnknown, 0
+		}
+		return kindSocket, n
 	}
-	return 0
+	return kindOther, 0
 }
 
-// unreadBytes is what we wrote to fd that its reader has not taken yet
-// (kind from outputKind; for a socket, with its buffers' overhead: only
-// zero or not means anything), -1 when it cannot be told.
-func unreadBytes(fd int, kind uint) int {
-	if kind == 0 {
-		return 0
+const (
+	kindUnknown = iota
+	kindPipe
+	kindSocket
+	kindOther
+)
+
+// room is how many bytes a write to fd takes now without blocking, as
+// far as the kernel says; 0 when it cannot tell.
+func room(fd, kind, sndbuf int) int64 {
+	switch kind {
+	case kindOther:
+		return math.MaxInt64
+	case kindPipe:
+		size, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0)
+		if err != nil {
+			return 0
+		}
+		waiting, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+		if err != nil {
+			return 0
+		}
+		return int64(max(size-waiting, 0))
+	case kindSocket:
+		queued, err := unix.IoctlGetInt(fd, unix.TIOCOUTQ)
+		if err != nil {
+			return 0
+		}
+		// The queue counts the buffers' overhead too, and a write is cut
+		// into buffers that each carry some: half of what is left, to be
+		// sure.
+		return int64(max(sndbuf-queued, 0) / 2)
 	}
-	n, err := unix.IoctlGetInt(fd, kind)
-	if err != nil {
-		return -1
-	}
-	return n
+	return 0
 }

@@ -2,8 +2,10 @@
 
 package rpc
 
-// outputKind and unreadBytes cannot tell here: -1, so that Quiet never
-// holds (nothing runs inline outside Linux anyway).
-func outputKind(fd int) uint { return 0 }
+const kindUnknown = 0
 
-func unreadBytes(fd int, kind uint) int { return -1 }
+// outputKind and room cannot tell here: room is 0, so that nothing runs
+// inline outside Linux (nothing does anyway: quick Reads need openat2).
+func outputKind(fd int) (kind int, sndbuf int) { return kindUnknown, 0 }
+
+func room(fd, kind, sndbuf int) int64 { return 0 }
