@@ -53,6 +53,12 @@ const (
 // grown past this, it is emptied.
 const truncateAt = 1 << 20
 
+// maxPending bounds the rows journaled but not yet in SQLite (they are
+// held in memory too): past it, rows go to SQLite directly, which moves
+// the waiting ones first or fails the way a commit to it always could
+// (a database that cannot be written: the call says so).
+const maxPending = 1 << 16
+
 type journalRow struct {
 	Seq        uint64   `json:"seq"`
 	RecordCall bool     `json:"recordCall,omitempty"`
@@ -116,7 +122,8 @@ func openJournal(dataDir string, applied uint64) (*journal, error) {
 	return j, nil
 }
 
-// errJournalBroken: the row must be written to SQLite directly.
+// errJournalBroken: the row must be written to SQLite directly (the
+// journal is broken, or holds maxPending rows already).
 var errJournalBroken = errors.New("audit journal unusable")
 
 // append commits one row to the journal. It returns errJournalBroken when
@@ -128,7 +135,7 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 	switch {
 	case j.closed:
 		return errClosed
-	case j.broken:
+	case j.broken, len(j.pending) >= maxPending:
 		return errJournalBroken
 	}
 	jr := journalRow{Seq: j.seq + 1, RecordCall: recordCall, Row: r}

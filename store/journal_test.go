@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 // crashCopy copies a data dir as a crash of the process holding it would
@@ -213,3 +216,33 @@ func TestJournalFlushesInTheBackground(t *testing.T) {
 }
 
 func waitFlush() { time.Sleep(flushDelay / 4) }
+
+// Past maxPending rows waiting, a row goes to SQLite directly, moving the
+// waiting ones first: memory stays bounded when the flush cannot keep up.
+func TestJournalBoundsWhatWaits(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	s.journal.mu.Lock()
+	for i := range maxPending {
+		s.journal.pending = append(s.journal.pending, journalRow{Seq: uint64(i + 1), Row: auditRow("a", fmt.Sprint("p", i))})
+	}
+	s.journal.seq = maxPending
+	s.journal.npend.Store(maxPending)
+	s.journal.mu.Unlock()
+	if err := s.InsertAudit(ctx, auditRow("a", "over"), false); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.journal.npend.Load(); n != 0 {
+		t.Fatalf("%d rows still wait after a direct write", n)
+	}
+	var n int64
+	s.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT COUNT(*) FROM audit WHERE session_id = 'a'`, &sqlitex.ExecOptions{
+			ResultFunc: func(st *sqlite.Stmt) error { n = st.ColumnInt64(0); return nil },
+		})
+	})
+	if n != maxPending+1 {
+		t.Fatalf("%d rows in the audit, want %d", n, maxPending+1)
+	}
+}
