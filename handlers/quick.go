@@ -19,10 +19,9 @@ import (
 // goroutine instead when:
 //
 //   - the connection is quiet (Config.Quiet, rpc.Server.Quiet): no input
-//     buffered, nothing on a worker, no card waiting for its reply,
-//     nothing of ours unread by the client. Should the Read be slow after
-//     all (a disk that stalls: a local file system is no promise), it
-//     holds up nothing that is under way;
+//     buffered, nothing on a worker, no card waiting for its reply.
+//     Should the Read be slow after all (a disk that stalls: a local file
+//     system is no promise), it holds up nothing that is under way;
 //   - its session exists and has a workspace on a local file system
 //     (sandbox.QuickDir: no server to hang a read on);
 //   - its path opens through sandbox.QuickOpen: a regular file inside the

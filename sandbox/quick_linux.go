@@ -16,7 +16,7 @@ import (
 // QuickDir is a session's workspace held open for QuickOpen. The
 // directory is opened by its canonical path without following links
 // (RESOLVE_NO_SYMLINKS: it is still the real directory at that path) and
-// checked to be on a local disk or memory file system (LocalFS), and that
+// checked to be on a local disk or memory file system (localFSType), and that
 // answer is kept for quickDirTTL: within it, a file is opened beneath the
 // directory as found then, even if the path were swapped since, so no
 // swap can widen what is read, only keep it to the tree the session was
@@ -102,7 +102,7 @@ func (d *QuickDir) dir(workspace string) (int, bool) {
 }
 
 // QuickOpen opens an existing regular file inside the workspace for
-// reading in two system calls, where Resolve and OpenRegular take about
+// reading in three system calls, where Resolve and OpenRegular take about
 // twenty, and reports false whenever it cannot prove the answer would be
 // the same, leaving the call to them. d holds the workspace directory
 // (see QuickDir); a workspace not on a local file system reports false,
