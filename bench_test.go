@@ -371,6 +371,12 @@ func benchRead(b testing.TB, bin string, reps int) benchRow {
 				}
 			}
 		})/inner)
+		// hostcore moves the batch's audit rows from its journal into
+		// SQLite in the background, up to 100 ms later: it is made to
+		// now, outside both timings, so that this work of hostcore's does
+		// not compete with the echo server for the CPU while the echo is
+		// timed.
+		h.call(b, "audit.query", map[string]any{"sessionId": "r", "limit": 1})
 		row.ref = append(row.ref, timed(func() {
 			for range inner {
 				ein.Write(req)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -44,9 +45,15 @@ func (s *Store) InsertAudit(ctx context.Context, r AuditRow, recordCall bool) er
 	}
 	err := s.journalAppend(r, recordCall)
 	if errors.Is(err, errJournalBroken) {
-		err = s.write(ctx, func(conn *sqlite.Conn) error { return insertAudit(conn, r, recordCall) })
+		if werr := s.write(ctx, func(conn *sqlite.Conn) error { return insertAudit(conn, r, recordCall) }); werr != nil {
+			err = fmt.Errorf("%v; and the database: %w", err, werr)
+		} else {
+			err = nil
+		}
 	}
-	if err == nil && recordCall {
+	if recordCall {
+		// A read that ran is not run again in this process, even when
+		// its row could be written nowhere (the call says so).
 		s.seen.add(r.SessionID, r.ToolCallID)
 	}
 	return err

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -68,6 +69,8 @@ type journalRow struct {
 type journal struct {
 	mu      sync.Mutex
 	f       *os.File
+	fdn     int // f's descriptor (os.File.Fd would make it blocking)
+	path    string
 	size    int64  // bytes of whole lines in f
 	seq     uint64 // the last sequence number written
 	pending []journalRow
@@ -85,11 +88,21 @@ type journal struct {
 // have left in it whose sequence numbers are above applied. A torn last
 // line (a write cut short by the crash, never acknowledged) is dropped.
 func openJournal(dataDir string, applied uint64) (*journal, error) {
-	f, err := os.OpenFile(filepath.Join(dataDir, journalName), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	path := filepath.Join(dataDir, journalName)
+	// Not through a link, and not blocking on a FIFO standing there (a
+	// read of one held open for writing by us would wait for ever).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the audit journal: %w", err)
 	}
-	j := &journal{f: f, seq: applied}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("the audit journal %s is not a regular file; move it away", path)
+	}
+	j := &journal{f: f, path: path, seq: applied}
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(d uintptr) { j.fdn = int(d) })
+	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var good int64
 	for {
@@ -123,7 +136,7 @@ func openJournal(dataDir string, applied uint64) (*journal, error) {
 }
 
 // errJournalBroken: the row must be written to SQLite directly (the
-// journal is broken, or holds maxPending rows already).
+// journal could not take it, or holds maxPending rows already).
 var errJournalBroken = errors.New("audit journal unusable")
 
 // append commits one row to the journal. It returns errJournalBroken when
@@ -151,7 +164,16 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 		if n > 0 && j.f.Truncate(j.size) != nil {
 			j.broken = true
 		}
-		return fmt.Errorf("writing the audit journal: %w", err)
+		// SQLite may still take it (a journal made read-only, a disk
+		// that had room for the database's pages): the caller tries.
+		return fmt.Errorf("%w: writing it: %v", errJournalBroken, err)
+	}
+	if j.gone() {
+		// Deleted or replaced under us: the line went to a file no start
+		// will read. It and every later row go to SQLite, which takes
+		// the rows still waiting first.
+		j.broken = true
+		return fmt.Errorf("%w: %s was removed or replaced while hostcore ran", errJournalBroken, j.path)
 	}
 	j.size += int64(len(line))
 	j.seq = jr.Seq
@@ -171,6 +193,21 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 	return nil
 }
 
+// gone says whether the journal's file no longer has the name a start
+// reads: unlinked (replaced) under us. One fstat per append.
+func (j *journal) gone() bool {
+	var st syscall.Stat_t
+	return syscall.Fstat(j.fdn, &st) == nil && st.Nlink == 0
+}
+
+// renamed says whether the journal's name now leads to another file (or
+// none): moved away under us. Checked at every flush.
+func (j *journal) renamed() bool {
+	held, err1 := j.f.Stat()
+	named, err2 := os.Lstat(j.path)
+	return err1 == nil && (err2 != nil || !os.SameFile(held, named))
+}
+
 // flushJournal moves the journaled rows into SQLite (the background flush).
 func (s *Store) flushJournal() {
 	if _, put, err := s.take(context.Background()); err == nil {
@@ -188,6 +225,11 @@ func (s *Store) applyJournal(conn *sqlite.Conn) (err error) {
 	j := s.journal
 	j.mu.Lock()
 	rows := j.pending
+	if !j.broken && j.renamed() {
+		// Moved away under us: what waits is moved now, and later rows
+		// go to SQLite (a start reads only the journal's own name).
+		j.broken = true
+	}
 	j.mu.Unlock()
 	if len(rows) == 0 {
 		return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -244,5 +246,81 @@ func TestJournalBoundsWhatWaits(t *testing.T) {
 	})
 	if n != maxPending+1 {
 		t.Fatalf("%d rows in the audit, want %d", n, maxPending+1)
+	}
+}
+
+// A FIFO where the journal goes stops Open at once with a message (a
+// read of a FIFO it held open for writing itself waited for ever).
+func TestJournalThatIsAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, journalName), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		s, err := Open(dir)
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("Open with a FIFO for its journal: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open hung on a FIFO for its journal")
+	}
+}
+
+// A journal removed, replaced or moved while hostcore runs loses no
+// acknowledged row to a crash: rows go to SQLite from then on (at once
+// for one removed or replaced; by the next flush for one moved away),
+// and one that cannot be written is tried in SQLite.
+func TestJournalTamperedWith(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{"remove", "replace", "move", "unwritable"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			s := mustOpen(t, dir)
+			defer s.Close()
+			s.CreateSession(ctx, Session{ID: "a", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()})
+			s.InsertAudit(ctx, auditRow("a", "before"), false)
+			jpath := filepath.Join(dir, journalName)
+			switch how {
+			case "remove":
+				os.Remove(jpath)
+			case "replace":
+				os.WriteFile(jpath+".new", nil, 0o600)
+				os.Rename(jpath+".new", jpath)
+			case "move":
+				os.Rename(jpath, jpath+".moved")
+				s.flushJournal()
+			case "unwritable":
+				ro, err := os.Open(jpath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.journal.mu.Lock()
+				s.journal.f, ro = ro, s.journal.f
+				s.journal.mu.Unlock()
+				defer ro.Close()
+			}
+			if err := s.InsertAudit(ctx, auditRow("a", "after"), true); err != nil {
+				t.Fatalf("a row the database can take was refused: %v", err)
+			}
+			// A crash now: the copy holds only what is on disk under
+			// the names a start reads.
+			s2 := mustOpen(t, crashCopy(t, dir))
+			defer s2.Close()
+			got := countAudit(t, s2, "a")
+			if got["after"] != 1 || got["before"] != 1 {
+				t.Fatalf("rows after the crash: %v", got)
+			}
+			if seen, _ := s2.ToolCallSeen(ctx, "a", "after"); !seen {
+				t.Fatal("the read's id was lost with its journal")
+			}
+		})
 	}
 }
