@@ -275,7 +275,10 @@ func countLines(ctx context.Context, br *bufio.Reader) (int, error) {
 // intArg is an integer argument from validated args (0 when absent):
 // validation has checked that it fits an int (checkIntegers).
 func intArg(m map[string]any, name string) int {
-	n, _ := m[name].(json.Number)
+	n, ok := m[name].(json.Number)
+	if !ok {
+		return 0
+	}
 	v, _ := n.Int64()
 	return int(v)
 }

@@ -46,8 +46,11 @@ type toolDef struct {
 
 	schema     *jsonschema.Schema
 	schemaJSON json.RawMessage
-	run        func(ctx context.Context, c *call) *ToolResult
-	preview    func(c *call) string // card preview; default: redacted args
+	// flat checks the common args of a simple schema without the
+	// validator (fastschema.go); nil when the schema says more.
+	flat    *flatSchema
+	run     func(ctx context.Context, c *call) *ToolResult
+	preview func(c *call) string // card preview; default: redacted args
 	// precheck, if set, runs after argument and path checks and before the
 	// permission decision: a refusal there never shows a card (Bash's
 	// denylist and shell pinning).
@@ -158,6 +161,7 @@ func builtinTools() (*toolset, error) {
 			return nil, fmt.Errorf("tool %s has no schema in handlers/schemas", t.Name)
 		}
 		t.schema, t.schemaJSON = sc.schema, sc.doc
+		t.flat = newFlatSchema(sc.schema)
 		ts.add(t)
 	}
 	return ts, nil
@@ -175,6 +179,9 @@ func validateArgs(t *toolDef, args json.RawMessage) error {
 
 // validateValue is validateArgs for args already decoded by decodeAny.
 func validateValue(t *toolDef, v any) error {
+	if t.flat != nil && t.flat.accepts(v) {
+		return checkIntegers(t, v)
+	}
 	if err := t.schema.Validate(v); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
