@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,12 +102,132 @@ func TestQuiet(t *testing.T) {
 	readMsg(t, out)
 	readMsg(t, out)
 
-	// Answers nobody has read yet leave less room.
-	empty := s.Room()
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":8,"method":"plain"}`)
-	expect("before", true)
-	time.Sleep(50 * time.Millisecond) // the answer to 8 is in the pipe, unread
-	if got := s.Room(); got >= empty {
-		t.Fatalf("room %d with an answer unread, %d before", got, empty)
+}
+
+// An inline answer larger than what the client has left unread in stdout
+// does not hold up the reading of input: what did not fit is written
+// behind, Quiet is false until it is, and nothing comes between its
+// parts.
+func TestInlineAnswerThatDoesNotFitIsWrittenBehind(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW, err := os.Pipe() // non-blocking: Go's poller owns it
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if s.stream.nowaitFd < 0 {
+		t.Fatal("a non-blocking pipe is not written without waiting")
+	}
+	if s.Room() != math.MaxInt64 {
+		t.Fatalf("Room() = %d: the read goroutine's writes never block", s.Room())
+	}
+	big := strings.Repeat("x", 1<<20) // more than a pipe takes
+	d := &bigDispatcher{s: s, big: big, quiet: make(chan bool, 16)}
+	done := make(chan struct{})
+	go func() { s.Run(context.Background(), d); outW.Close(); close(done) }()
+	t.Cleanup(func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		<-done
+	})
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
+	if !<-d.quiet {
+		t.Fatal("first request: not quiet")
+	}
+	// Nobody reads stdout, yet the next line is read and routed.
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"small"}`)
+	select {
+	case q := <-d.quiet:
+		if q {
+			t.Fatal("quiet while an answer is still being written")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read goroutine is blocked on an answer nobody reads")
+	}
+	out := bufio.NewReaderSize(outR, 4<<20)
+	for id := 1; id <= 2; id++ {
+		m := readMsg(t, out)
+		want := "small"
+		if id == 1 {
+			want = big
+		}
+		var got string
+		json.Unmarshal(m["result"], &got)
+		if string(m["id"]) != fmt.Sprint(id) || got != want {
+			t.Fatalf("answer %d: id %s, %d bytes of result", id, m["id"], len(got))
+		}
+	}
+	for s.stream.tails.Load() != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":3,"method":"small"}`)
+	if !<-d.quiet {
+		t.Fatal("not quiet once everything was written")
+	}
+	readMsg(t, out)
+}
+
+// bigDispatcher answers "big" with a long string, inline, and anything
+// else with "small", recording Quiet.
+type bigDispatcher struct {
+	s     *Server
+	big   string
+	quiet chan bool
+}
+
+func (d *bigDispatcher) Route(method string, _ json.RawMessage) (func(context.Context) (any, error), bool) {
+	d.quiet <- d.s.Quiet()
+	return func(context.Context) (any, error) {
+		if method == "big" {
+			return d.big, nil
+		}
+		return "small", nil
+	}, method == "big"
+}
+
+func (d *bigDispatcher) Inline(string) bool { return false }
+
+// tools.execute is handled without jsonrpc2's decoding (lineStream.direct);
+// a client's reply to a card that such a request sent is still a reply,
+// not another request (found by the transcripts: "request params lost").
+func TestReplyAfterADirectRequest(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	d := &quietDispatcher{s: s, quiet: make(chan bool, 16), release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() { s.Run(context.Background(), d); outW.Close(); close(done) }()
+	t.Cleanup(func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		<-done
+	})
+	out := bufio.NewReader(outR)
+	// "card" is routed by name; the direct path takes tools.execute only,
+	// so the quietDispatcher sees it as "tools.execute" and answers "ok".
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"a\"b","method":"tools.execute","params":{}}`)
+	<-d.quiet
+	if m := readMsg(t, out); string(m["id"]) != `"a\"b"` || string(m["result"]) != `"ok"` {
+		t.Fatalf("direct request: %v", m)
+	}
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":7,"method":"card"}`)
+	<-d.quiet
+	card := readMsg(t, out)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":-1.5,"method":"tools.execute"}`)
+	<-d.quiet
+	if m := readMsg(t, out); string(m["id"]) != `-1.5` || string(m["result"]) != `"ok"` {
+		t.Fatalf("direct request with a number id jsonrpc2 cannot carry: %v", m)
+	}
+	fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%s,"result":{"decision":"deny"}}`+"\n", card["id"])
+	if m := readMsg(t, out); string(m["id"]) != "7" || string(m["result"]) != `{"decision":"deny"}` {
+		t.Fatalf("the card's call: %v", m)
+	}
+	select {
+	case q := <-d.quiet:
+		t.Fatalf("the reply was routed as a request (quiet %v)", q)
+	default:
 	}
 }

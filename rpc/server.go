@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -138,6 +139,11 @@ func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
 		s.out = f
 		s.outFd = fileFd(f)
 		s.outKind, s.outBuf = outputKind(s.outFd)
+		if fl, err := unix.FcntlInt(uintptr(s.outFd), unix.F_GETFL, 0); err == nil && fl&unix.O_NONBLOCK != 0 &&
+			(s.outKind == kindPipe || s.outKind == kindSocket) {
+			// PollableOutput's: a write takes what fits and never waits.
+			s.stream.nowaitFd = s.outFd
+		}
 	}
 	s.inputCtx, s.inputCancel = context.WithCancel(context.Background())
 	s.stream.onBreak = s.markGone
@@ -159,14 +165,20 @@ func (s *Server) SetBudget(n int64) {
 // it could block the reading of input on a client that writes before it
 // reads.
 func (s *Server) Quiet() bool {
-	return s.stream.r.Buffered() == 0 && s.running.Load() == 0 && s.calling.Load() == 0
+	return s.stream.r.Buffered() == 0 && s.running.Load() == 0 && s.calling.Load() == 0 && s.stream.tails.Load() == 0
 }
 
-// Room is how many bytes can be written to stdout now without blocking
-// (as far as the kernel tells: a pipe's free space, a socket's free send
-// buffer, halved for its overhead; no bound for a file or a terminal; 0
-// when it cannot tell).
+// Room is how many bytes the read goroutine can write to stdout now
+// without blocking: no bound where stdout is non-blocking (PollableOutput:
+// writeLineNow leaves what does not fit to a goroutine of its own);
+// otherwise as far as the kernel tells: a pipe's free space, a socket's
+// free send buffer, halved for its overhead; no bound for a file or a
+// terminal; 0 when it cannot tell.
 func (s *Server) Room() int64 {
+	if s.stream.nowaitFd >= 0 {
+		// The read goroutine's writes never block (writeLineNow).
+		return math.MaxInt64
+	}
 	if s.outFd < 0 {
 		return 0
 	}
@@ -282,7 +294,9 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	}
 	// The Conn closes itself when its context ends, dropping replies still
 	// owed; it gets a context of its own and is closed after the drain.
-	s.conn = jsonrpc2.NewConn(context.Background(), s.stream, &handler{s: s, d: d, ctx: ctx}, jsonrpc2.SetLogger(slogPrinter{s.log}))
+	h := &handler{s: s, d: d, ctx: ctx}
+	s.stream.direct = h.handle
+	s.conn = jsonrpc2.NewConn(context.Background(), s.stream, h, jsonrpc2.SetLogger(slogPrinter{s.log}))
 	close(s.connReady)
 	defer s.conn.Close()
 	stopWatch := s.watchOutput()
@@ -449,12 +463,21 @@ type handler struct {
 	ctx context.Context
 }
 
-func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+// Handle is jsonrpc2's entry for the requests it decodes; ReadObject
+// hands tools.execute straight to handle (see lineStream.direct).
+func (h *handler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	h.handle(req.Method, req.ID, req.Notif)
+}
+
+// handle runs one request, on the read goroutine, in arrival order. It
+// needs nothing of jsonrpc2's: the answer is a response (jsonrpc2's Conn
+// tracks only the requests it sends), written whole by the stream.
+func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 	params, err := h.s.stream.takeParams()
 	if err != nil {
-		h.s.log.Error("request params lost", "method", req.Method, "err", err)
-		if !req.Notif {
-			conn.ReplyWithError(h.ctx, req.ID, &jsonrpc2.Error{Code: CodeInternalError, Message: "internal error: request params lost"})
+		h.s.log.Error("request params lost", "method", method, "err", err)
+		if !notif {
+			h.s.stream.writeError(id, &jsonrpc2.Error{Code: CodeInternalError, Message: "internal error: request params lost"}, true)
 		}
 		return
 	}
@@ -470,15 +493,15 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	// time) are not counted, so that shutdown is never refused.
 	var weight int64
 	sem := h.s.budget
-	if r, ok := h.d.(Relief); ok && r.Relieves(req.Method) && len(params) <= reliefParamsMax {
+	if r, ok := h.d.(Relief); ok && r.Relieves(method) && len(params) <= reliefParamsMax {
 		sem, weight = h.s.relief, 1
-	} else if !h.d.Inline(req.Method) {
+	} else if !h.d.Inline(method) {
 		weight = min(requestWeight+int64(len(params)), h.s.budgetSize)
 	}
 	if weight > 0 && !sem.TryAcquire(weight) {
-		h.s.log.Warn("request refused: too much in flight", "method", req.Method, "paramsBytes", len(params))
-		if !req.Notif {
-			conn.ReplyWithError(h.ctx, req.ID, toWire(errBusy))
+		h.s.log.Warn("request refused: too much in flight", "method", method, "paramsBytes", len(params))
+		if !notif {
+			h.s.stream.writeError(id, toWire(errBusy), true)
 		}
 		return
 	}
@@ -487,15 +510,17 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 			sem.Release(weight)
 		}
 	}
-	run, inline := h.d.Route(req.Method, params)
+	run, inline := h.d.Route(method, params)
 	if run == nil {
 		release()
-		if !req.Notif {
-			conn.ReplyWithError(h.ctx, req.ID, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method})
+		if !notif {
+			h.s.stream.writeError(id, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "method not found: " + method}, true)
 		}
 		return
 	}
-	answer := func() {
+	// inline: answered on this goroutine, whose writes must not block on
+	// a client that is not reading (see lineStream.writeLineNow).
+	answer := func(inline bool) {
 		defer release()
 		result, err := safeRun(h.ctx, run)
 		// What a result leaves for after its answer runs whatever becomes
@@ -504,31 +529,31 @@ func (h *handler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		if a, ok := result.(AfterReplier); ok {
 			defer a.AfterReply()
 		}
-		if req.Notif {
+		if notif {
 			return
 		}
 		if err != nil {
-			conn.ReplyWithError(h.ctx, req.ID, toWire(err))
+			h.s.stream.writeError(id, toWire(err), inline)
 			return
 		}
 		if result == nil {
 			result = struct{}{}
 		}
-		if err := h.s.stream.writeResult(req.ID, result); err != nil {
-			h.s.log.Debug("reply not sent", "method", req.Method, "err", err)
+		if err := h.s.stream.writeResult(id, result, inline); err != nil {
+			h.s.log.Debug("reply not sent", "method", method, "err", err)
 		}
 	}
 	h.s.wg.Add(1)
 	if inline {
 		defer h.s.wg.Done()
-		answer()
+		answer(true)
 		return
 	}
 	h.s.running.Add(1)
 	h.s.workers.do(func() {
 		defer h.s.wg.Done()
 		defer h.s.running.Add(-1)
-		answer()
+		answer(false)
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"golang.org/x/sys/unix"
 
 	"hostcore/handlers/jsonobj"
 )
@@ -41,6 +42,12 @@ type lineStream struct {
 	// write gets writeDrain to complete (see Run), if w takes deadlines.
 	draining atomic.Bool
 
+	// nowaitFd is stdout's descriptor when writes to it never block
+	// (writeLineNow), else -1; tails counts the goroutines finishing a
+	// line it could not write whole.
+	nowaitFd int
+	tails    atomic.Int64
+
 	// atEOF is called once when input ends, before ReadObject returns
 	// io.EOF: it drains running calls so that they can still answer.
 	atEOF func()
@@ -53,6 +60,14 @@ type lineStream struct {
 	params      json.RawMessage
 	paramsReady bool
 
+	// direct, when set, handles a tools.execute request in place of
+	// jsonrpc2 (see ReadObject), on the read goroutine as jsonrpc2 would;
+	// reqMethod and reqID are the method and id (as jsonrpc2 is to see it)
+	// of the request prepare read last.
+	direct    func(method string, id jsonrpc2.ID, notif bool)
+	reqMethod string
+	reqID     json.RawMessage
+
 	// pending holds the ids (as JSON text) of host requests waiting for
 	// the client's reply: a message with one of them and no method is a
 	// reply, however malformed, and is never answered.
@@ -62,7 +77,7 @@ type lineStream struct {
 }
 
 func newLineStream(r io.Reader, w io.Writer, log *slog.Logger) *lineStream {
-	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log}
+	return &lineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, log: log, nowaitFd: -1}
 }
 
 // takeParams returns the params prepare set aside for the request just
@@ -96,14 +111,14 @@ func (s *lineStream) WriteObject(obj any) error {
 // track), with the result encoded once: Conn.Reply encodes it, then
 // encodes the response holding it, which validates and compacts the
 // result's bytes again and again at every level (a fifth of a small
-// Read's CPU).
-func (s *lineStream) writeResult(id jsonrpc2.ID, result any) error {
-	idJSON, err := json.Marshal(id)
+// Read's CPU). now: written by the read goroutine (writeLineNow).
+func (s *lineStream) writeResult(id jsonrpc2.ID, result any, now bool) error {
+	line := make([]byte, 0, 512)
+	line, err := appendID(append(line, `{"id":`...), id)
 	if err != nil {
 		return err
 	}
-	line := make([]byte, 0, 512)
-	line = append(append(append(line, `{"id":`...), idJSON...), `,"result":`...)
+	line = append(line, `,"result":`...)
 	if a, ok := result.(Appender); ok {
 		line, err = a.AppendJSON(line)
 	} else {
@@ -114,8 +129,41 @@ func (s *lineStream) writeResult(id jsonrpc2.ID, result any) error {
 	if err != nil {
 		return err
 	}
-	line = append(line, `,"jsonrpc":"2.0"}`...)
-	return s.writeLine(append(restoreNumberID(line), '\n'))
+	line = append(restoreNumberID(append(line, `,"jsonrpc":"2.0"}`...)), '\n')
+	if now {
+		return s.writeLineNow(line)
+	}
+	return s.writeLine(line)
+}
+
+// writeError writes an error response, exactly as jsonrpc2's
+// Conn.ReplyWithError would.
+func (s *lineStream) writeError(id jsonrpc2.ID, e *jsonrpc2.Error, now bool) error {
+	data, err := json.Marshal(&jsonrpc2.Response{ID: id, Error: e})
+	if err != nil {
+		return err
+	}
+	line := append(restoreNumberID(data), '\n')
+	if now {
+		return s.writeLineNow(line)
+	}
+	return s.writeLine(line)
+}
+
+// appendID appends id as json.Marshal writes it: a number, or a string
+// that needs no escaping as it is, directly; anything else through
+// encoding/json (which escapes <, > and &, as jsonrpc2's encoding does).
+func appendID(dst []byte, id jsonrpc2.ID) ([]byte, error) {
+	if !id.IsString {
+		return strconv.AppendUint(dst, id.Num, 10), nil
+	}
+	for i := 0; i < len(id.Str); i++ {
+		if c := id.Str[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, err := json.Marshal(id)
+			return append(dst, b...), err
+		}
+	}
+	return append(append(append(dst, '"'), id.Str...), '"'), nil
 }
 
 // Appender is a result that encodes itself, appending its JSON to dst
@@ -130,6 +178,10 @@ type Appender interface {
 func (s *lineStream) writeLine(line []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return s.writeLocked(line)
+}
+
+func (s *lineStream) writeLocked(line []byte) error {
 	if s.broken {
 		return errClientGone
 	}
@@ -144,6 +196,53 @@ func (s *lineStream) writeLine(line []byte) error {
 		return errClientGone
 	}
 	return nil
+}
+
+// writeLineNow is writeLine for the read goroutine: it never waits for a
+// client that does not read. Where stdout is non-blocking (nowaitFd, see
+// Server), one write system call puts in what the pipe or socket takes
+// now; the rest, if any, is written by a goroutine of its own that holds
+// the write lock until it is done, so no other line comes between, and
+// Server.Quiet is false meanwhile. Elsewhere it is writeLine.
+func (s *lineStream) writeLineNow(line []byte) error {
+	if s.nowaitFd < 0 {
+		return s.writeLine(line)
+	}
+	s.wmu.Lock()
+	if s.broken || s.draining.Load() {
+		defer s.wmu.Unlock()
+		return s.writeLocked(line)
+	}
+	n, err := ignoringEINTR(func() (int, error) { return unix.Write(s.nowaitFd, line) })
+	if err == unix.EAGAIN {
+		n, err = 0, nil
+	}
+	if err != nil {
+		// What writeLocked does on a failed write; the poller's write
+		// would fail the same way.
+		defer s.wmu.Unlock()
+		return s.writeLocked(line[max(n, 0):])
+	}
+	if n == len(line) {
+		s.wmu.Unlock()
+		return nil
+	}
+	s.tails.Add(1)
+	go func() {
+		defer s.wmu.Unlock()
+		defer s.tails.Add(-1)
+		s.writeLocked(line[n:])
+	}()
+	return nil
+}
+
+func ignoringEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
 }
 
 var errClientGone = errors.New("client is gone: stdout closed")
@@ -170,6 +269,14 @@ func (s *lineStream) ReadObject(v any) error {
 		msg, ok := s.prepare(line)
 		if !ok {
 			continue
+		}
+		if s.direct != nil && s.reqMethod == "tools.execute" {
+			// The hot path skips jsonrpc2's decoding (a tenth of a small
+			// Read's CPU): its handler needs only these three.
+			if id, ok := decodeID(s.reqID); ok {
+				s.direct(s.reqMethod, id, s.reqID == nil)
+				continue
+			}
 		}
 		if err := json.Unmarshal(msg, v); err != nil {
 			// Not expected: prepare hands on only messages it checked.
@@ -376,6 +483,7 @@ func readProbe(line []byte) (probe, error) {
 // line of megabytes that took seconds and dozens of times its size in
 // memory, while no other line, permission replies included, was read.
 func (s *lineStream) prepare(line []byte) ([]byte, bool) {
+	s.reqMethod, s.reqID = "", nil // a reply or a refused line is no request
 	p, ok := s.frame(line)
 	if !ok {
 		return nil, false
@@ -401,6 +509,8 @@ func (s *lineStream) prepare(line []byte) ([]byte, bool) {
 		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: "+why, "")
 		return nil, false
 	}
+	s.reqMethod, _ = plainString(p.Method)
+	s.reqID = jsonID
 	// jsonrpc2 needs only the method and id: its decoding takes the
 	// fewer members the faster.
 	msg := append([]byte(`{"method":`), p.Method...)
@@ -516,6 +626,22 @@ func plainString(raw []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// decodeID reads a request id as jsonrpc2 does (a non-negative integer,
+// else a string; nil: none). prepare has checked it is one of these.
+func decodeID(raw json.RawMessage) (jsonrpc2.ID, bool) {
+	if raw == nil {
+		return jsonrpc2.ID{}, true
+	}
+	if raw[0] != '"' {
+		n, err := strconv.ParseUint(string(raw), 10, 64)
+		return jsonrpc2.ID{Num: n}, err == nil
+	}
+	if str, ok := plainString(raw); ok {
+		return jsonrpc2.ID{Str: str, IsString: true}, true
+	}
+	return jsonrpc2.ID{}, false
 }
 
 // restoreNumberID turns a response to an aliased id back into a response
