@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -106,6 +107,29 @@ func FuzzCanonical(f *testing.F) {
 		}
 		if want := bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !ok || !bytes.Equal(got, want) {
 			t.Fatalf("%s: appendCanonical %s (%v), the Encoder %s", s, got, ok, want)
+		}
+	})
+}
+
+// FuzzDecodeFlat: where decodeFlat takes args, it gives what the
+// Decoder gives.
+func FuzzDecodeFlat(f *testing.F) {
+	for _, s := range []string{`{"path":"small.txt","offset":-1.5e3,"limit":10,"x":true,"y":false,"z":null}`, `{"a":1,"a":"b"}`, `{"é":"\u00e9"}`, `{ "a" : "b" } `, `{"a":"b"} x`, `{"a":{}}`, "{\"a\":\"\xff\"}", `{}`, `{"":""}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := decodeFlat([]byte(s))
+		if !ok {
+			return
+		}
+		d := json.NewDecoder(strings.NewReader(s))
+		d.UseNumber()
+		var want any
+		if err := d.Decode(&want); err != nil {
+			t.Fatalf("%s: decodeFlat took it, the Decoder fails: %v", s, err)
+		}
+		if !reflect.DeepEqual(any(got), want) {
+			t.Fatalf("%s:\n got %#v\nwant %#v", s, got, want)
 		}
 	})
 }

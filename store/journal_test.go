@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -322,5 +324,39 @@ func TestJournalTamperedWith(t *testing.T) {
 				t.Fatal("the read's id was lost with its journal")
 			}
 		})
+	}
+}
+
+// TestJournalLineDecodesAsMarshal: a journal line read back gives the row
+// json.Marshal's encoding of it would, whatever its strings hold.
+func TestJournalLineDecodesAsMarshal(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " and \ back`, "tab\tnewline\n", "\x00\x1f\x7f", "é 中 \u2028", "bad \xff utf-8", "<html>&"} {
+		checkJournalLine(t, 7, s == "plain", s, -3, s != "")
+	}
+}
+
+func FuzzJournalLine(f *testing.F) {
+	f.Add(uint64(1), true, "ghp_x \"q\"", int64(5), false)
+	f.Add(uint64(1<<63), false, "\xff\xfe", int64(-1<<63), true)
+	f.Fuzz(func(t *testing.T, seq uint64, rc bool, s string, n int64, b bool) {
+		checkJournalLine(t, seq, rc, s, n, b)
+	})
+}
+
+func checkJournalLine(t *testing.T, seq uint64, rc bool, s string, n int64, b bool) {
+	t.Helper()
+	jr := journalRow{Seq: seq, RecordCall: rc, Row: AuditRow{
+		SessionID: s, TurnID: s + "t", ToolCallID: "c" + s, ToolName: s, ArgsHash: s, ArgsPreview: s + s,
+		ExternalPath: s, Decision: s, Prompted: b, PermissionWaitMs: n, DurationMs: -n, OverheadMs: n / 2,
+		TotalMs: n, OK: !b, ErrorCode: s, Delegate: s, CreatedAt: s,
+	}}
+	var got, want journalRow
+	if err := json.Unmarshal(jr.appendJSON(nil), &got); err != nil {
+		t.Fatalf("line %s: %v", jr.appendJSON(nil), err)
+	}
+	m, _ := json.Marshal(jr)
+	json.Unmarshal(m, &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("line %s\nreads %+v\nwant  %+v", jr.appendJSON(nil), got, want)
 	}
 }
