@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,11 +47,11 @@ func TestReadOfAFIFODoesNotReleaseItsWriter(t *testing.T) {
 }
 
 // A client that writes a large request before it reads its answers: a
-// Read whose answer does not fit in what stdout can take is not run on
-// the read goroutine, where its blocked write would stop hostcore reading
-// the very request the client is stuck writing (a deadlock; before, the
-// quick path ran it there when the connection was otherwise quiet).
-func TestAnswerTooBigForThePipeIsNotWrittenInline(t *testing.T) {
+// Read whose answer does not fit in what stdout can take never blocks the
+// read goroutine, whose blocked write would stop hostcore reading the very
+// request the client is stuck writing (a deadlock; the quick path once ran
+// such a Read there and wrote it blocking).
+func TestAnswerTooBigForThePipeDoesNotStopInput(t *testing.T) {
 	bin := buildBinary(t)
 	ws, data := newWorkspace(t)
 	// 1,999 lines of 100 control characters: the Read shows them all
@@ -89,6 +91,35 @@ func TestAnswerTooBigForThePipeIsNotWrittenInline(t *testing.T) {
 		if _, err := out.ReadBytes('\n'); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// An answer too big for the pipe, written in part and finished behind,
+// reaches a client that reads only after its input ended: hostcore exits
+// once the answer is whole (found by review: the client got the first
+// 1 MiB, cut off, and exit 0).
+func TestAnswerTooBigForThePipeIsWholeAtExit(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	os.WriteFile(filepath.Join(ws, "ctl.txt"), bytes.Repeat(append(bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 14, 15, 16}, 10), '\n'), 1999), 0o644)
+	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
+	cmd.Stdin = strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws) +
+		`{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"r","toolName":"Read","args":{"path":"ctl.txt"}}}` + "\n")
+	outPipe, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // input has ended; the answer waits
+	all, err := io.ReadAll(outPipe)
+	if werr := cmd.Wait(); err != nil || werr != nil {
+		t.Fatalf("read: %v; exit: %v", err, werr)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(all, []byte("\n")), []byte("\n"))
+	var res struct {
+		Result struct{ OK bool } `json:"result"`
+	}
+	if len(lines) != 2 || json.Unmarshal(lines[1], &res) != nil || !res.Result.OK {
+		t.Fatalf("%d lines, %d bytes; the Read's answer is not whole: ...%s", len(lines), len(all), all[max(0, len(all)-60):])
 	}
 }
 

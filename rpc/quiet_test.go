@@ -231,3 +231,41 @@ func TestReplyAfterADirectRequest(t *testing.T) {
 	default:
 	}
 }
+
+// An answer writeLineNow left to a goroutine is written whole before Run
+// returns (and the process exits), whether input ended or the server was
+// stopped (found by review: the client got 65,536 bytes of it).
+func TestRunReturnsOnlyOnceEveryAnswerIsWritten(t *testing.T) {
+	for _, ending := range []string{"eof", "cancel"} {
+		t.Run(ending, func(t *testing.T) {
+			inR, inW := io.Pipe()
+			outR, outW, _ := os.Pipe()
+			s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			d := &bigDispatcher{s: s, big: strings.Repeat("x", 1<<20), quiet: make(chan bool, 16)}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan struct{})
+			go func() { s.Run(ctx, d); close(done) }()
+			fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
+			<-d.quiet
+			got := make(chan []byte)
+			go func() {
+				time.Sleep(100 * time.Millisecond) // the client reads late
+				b, _ := io.ReadAll(outR)
+				got <- b
+			}()
+			if ending == "eof" {
+				inW.Close()
+			} else {
+				cancel()
+			}
+			<-done
+			outW.Close() // as the process's exit would
+			b := <-got
+			if n := s.stream.tails.Load(); n != 0 || !strings.HasSuffix(string(b), "}\n") {
+				t.Fatalf("Run returned with %d line(s) unwritten; the client got %d bytes", n, len(b))
+			}
+			inW.Close()
+		})
+	}
+}

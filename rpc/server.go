@@ -105,7 +105,7 @@ type Server struct {
 	// (and so dispatching) before Run can store the Conn, so a handler's
 	// Call or Notify must wait for it: found by the race detector.
 	connReady chan struct{}
-	wg        sync.WaitGroup // running handlers
+	wg        inflight // running handlers
 	workers   workers
 
 	callSeq atomic.Uint64 // ids of host→client requests
@@ -291,6 +291,7 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 		// then let running calls finish within their own timeouts.
 		s.inputCancel()
 		s.wg.Wait()
+		s.stream.settle()
 	}
 	// The Conn closes itself when its context ends, dropping replies still
 	// owed; it gets a context of its own and is closed after the drain.
@@ -324,7 +325,7 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 		s.out.SetWriteDeadline(time.Now().Add(writeDrain))
 	}
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	go func() { s.wg.Wait(); s.stream.settle(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(DrainTimeout):
@@ -555,6 +556,40 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 		defer h.s.running.Add(-1)
 		answer(false)
 	})
+}
+
+// inflight counts running handlers. Unlike a sync.WaitGroup it may be
+// added to while it is waited on: the read goroutine goes on handling
+// requests while Run drains (a request read then runs with its context
+// cancelled and answers as aborted), and a WaitGroup's Add from zero
+// during a Wait is a misuse (the race detector's report, found by
+// TestRunReturnsOnlyOnceEveryAnswerIsWritten). Wait returns once none
+// runs.
+type inflight struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+}
+
+func (f *inflight) Add(d int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n += d; f.n == 0 && f.cond != nil {
+		f.cond.Broadcast()
+	}
+}
+
+func (f *inflight) Done() { f.Add(-1) }
+
+func (f *inflight) Wait() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cond == nil {
+		f.cond = sync.NewCond(&f.mu)
+	}
+	for f.n != 0 {
+		f.cond.Wait()
+	}
 }
 
 // The in-flight budget: every running request weighs requestWeight plus

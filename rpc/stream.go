@@ -236,6 +236,16 @@ func (s *lineStream) writeLineNow(line []byte) error {
 	return nil
 }
 
+// settle returns once every line begun has been written whole, or has
+// failed: a line writeLineNow left to a goroutine holds the write lock
+// until it is done, so taking the lock waits for it. Run calls it before
+// it returns (the process then exits): an answer counted as given must
+// not be cut off.
+func (s *lineStream) settle() {
+	s.wmu.Lock()
+	s.wmu.Unlock()
+}
+
 func ignoringEINTR(f func() (int, error)) (int, error) {
 	for {
 		n, err := f()
