@@ -269,3 +269,38 @@ func TestRunReturnsOnlyOnceEveryAnswerIsWritten(t *testing.T) {
 		})
 	}
 }
+
+// A request read as the server stops is answered before Run returns, even
+// one refused while Route still ran (found by review: Run returned 300 ms
+// before the -32601 answer of a request whose Route took that long).
+func TestRunWaitsForARequestStillBeingRouted(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW, _ := os.Pipe()
+	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	routing := make(chan struct{})
+	d := slowRoute{routing: routing}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, d); close(done) }()
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"nope"}`)
+	<-routing
+	cancel()
+	<-done
+	outW.Close()
+	b, _ := io.ReadAll(outR)
+	if !strings.Contains(string(b), `"id":1,"error":{"code":-32601`) {
+		t.Fatalf("Run returned before the answer was written: %q", b)
+	}
+	inW.Close()
+}
+
+// slowRoute routes nothing, slowly.
+type slowRoute struct{ routing chan struct{} }
+
+func (d slowRoute) Route(string, json.RawMessage) (func(context.Context) (any, error), bool) {
+	close(d.routing)
+	time.Sleep(300 * time.Millisecond)
+	return nil, false
+}
+
+func (slowRoute) Inline(string) bool { return false }

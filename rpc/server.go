@@ -474,6 +474,17 @@ func (h *handler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Requ
 // needs nothing of jsonrpc2's: the answer is a response (jsonrpc2's Conn
 // tracks only the requests it sends), written whole by the stream.
 func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
+	// Counted from the moment it is read, not only once it runs: Run,
+	// stopping, waits for the answers of requests it has read, those
+	// refused here included (Route may take a while: a quick Read opens
+	// its file there).
+	h.s.wg.Add(1)
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			h.s.wg.Done()
+		}
+	}()
 	params, err := h.s.stream.takeParams()
 	if err != nil {
 		h.s.log.Error("request params lost", "method", method, "err", err)
@@ -544,13 +555,12 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 			h.s.log.Debug("reply not sent", "method", method, "err", err)
 		}
 	}
-	h.s.wg.Add(1)
 	if inline {
-		defer h.s.wg.Done()
 		answer(true)
 		return
 	}
 	h.s.running.Add(1)
+	handedOff = true
 	h.s.workers.do(func() {
 		defer h.s.wg.Done()
 		defer h.s.running.Add(-1)
