@@ -45,20 +45,9 @@ func (d *quietDispatcher) Inline(string) bool { return false }
 // while a line waits in the buffer; and Room shrinks while our output
 // lies unread.
 func TestQuiet(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, inW, outR := osPipeServer(t)
 	d := &quietDispatcher{s: s, quiet: make(chan bool, 16), release: make(chan struct{})}
-	done := make(chan struct{})
-	go func() { s.Run(context.Background(), d); outW.Close(); close(done) }()
-	t.Cleanup(func() {
-		inW.Close()
-		go io.Copy(io.Discard, outR)
-		<-done
-	})
+	serveUntilCleanup(t, s, d, inW, outR)
 	out := bufio.NewReader(outR)
 	// settle waits for a worker that has written its answer to be done.
 	settle := func() {
@@ -109,12 +98,7 @@ func TestQuiet(t *testing.T) {
 // behind, Quiet is false until it is, and nothing comes between its
 // parts.
 func TestInlineAnswerThatDoesNotFitIsWrittenBehind(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW, err := os.Pipe() // non-blocking: Go's poller owns it
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, inW, outR := osPipeServer(t) // stdout non-blocking: Go's poller owns it
 	if s.stream.nowaitFd < 0 {
 		t.Fatal("a non-blocking pipe is not written without waiting")
 	}
@@ -123,13 +107,7 @@ func TestInlineAnswerThatDoesNotFitIsWrittenBehind(t *testing.T) {
 	}
 	big := strings.Repeat("x", 1<<20) // more than a pipe takes
 	d := &bigDispatcher{s: s, big: big, quiet: make(chan bool, 16)}
-	done := make(chan struct{})
-	go func() { s.Run(context.Background(), d); outW.Close(); close(done) }()
-	t.Cleanup(func() {
-		inW.Close()
-		go io.Copy(io.Discard, outR)
-		<-done
-	})
+	serveUntilCleanup(t, s, d, inW, outR)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
 	if !<-d.quiet {
 		t.Fatal("first request: not quiet")
@@ -191,20 +169,9 @@ func (d *bigDispatcher) Inline(string) bool { return false }
 // a client's reply to a card that such a request sent is still a reply,
 // not another request (found by the transcripts: "request params lost").
 func TestReplyAfterADirectRequest(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, inW, outR := osPipeServer(t)
 	d := &quietDispatcher{s: s, quiet: make(chan bool, 16), release: make(chan struct{})}
-	done := make(chan struct{})
-	go func() { s.Run(context.Background(), d); outW.Close(); close(done) }()
-	t.Cleanup(func() {
-		inW.Close()
-		go io.Copy(io.Discard, outR)
-		<-done
-	})
+	serveUntilCleanup(t, s, d, inW, outR)
 	out := bufio.NewReader(outR)
 	// "card" is routed by name; the direct path takes tools.execute only,
 	// so the quietDispatcher sees it as "tools.execute" and answers "ok".
@@ -304,3 +271,27 @@ func (d slowRoute) Route(string, json.RawMessage) (func(context.Context) (any, e
 }
 
 func (slowRoute) Inline(string) bool { return false }
+
+// osPipeServer is a Server reading a pipe the test writes and writing an
+// OS pipe (non-blocking, as PollableOutput makes stdout) the test reads.
+func osPipeServer(t *testing.T) (*Server, *io.PipeWriter, *os.File) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil))), inW, outR
+}
+
+// serveUntilCleanup runs s with d until the test ends: input is then
+// closed and what is left of the output drained.
+func serveUntilCleanup(t *testing.T, s *Server, d Dispatcher, inW *io.PipeWriter, outR *os.File) {
+	done := make(chan struct{})
+	go func() { s.Run(context.Background(), d); s.stream.w.(*os.File).Close(); close(done) }()
+	t.Cleanup(func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		<-done
+	})
+}
