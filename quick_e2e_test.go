@@ -94,6 +94,59 @@ func TestAnswerTooBigForThePipeDoesNotStopInput(t *testing.T) {
 	}
 }
 
+// The same client, with a configuring request (answered on the read
+// goroutine) between the Read and its large request: that answer waits
+// behind the Read's without stopping input (found by review: hostcore
+// stopped reading, and both sides waited for ever).
+func TestInlineAnswerBehindATooBigOneDoesNotStopInput(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	os.WriteFile(filepath.Join(ws, "ctl.txt"), bytes.Repeat(append(bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 14, 15, 16}, 10), '\n'), 1999), 0o644)
+	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
+	in, _ := cmd.StdinPipe()
+	outPipe, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	out := bufio.NewReaderSize(outPipe, 4<<20)
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws)
+	if _, err := out.ReadSlice('\n'); err != nil {
+		t.Fatal(err)
+	}
+	// The Read alone first, so that it runs on the read goroutine and its
+	// answer is left to finish behind.
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"r","toolName":"Read","args":{"path":"ctl.txt"}}}`)
+	time.Sleep(300 * time.Millisecond)
+	wrote := make(chan error, 1)
+	go func() {
+		big := strings.Repeat("x", 3<<20)
+		_, err := fmt.Fprintf(in, `{"jsonrpc":"2.0","id":3,"method":"settings.get","params":{}}`+"\n"+
+			`{"jsonrpc":"2.0","id":4,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"w","toolName":"Write","args":{"path":"big.txt","content":%q}}}`+"\n", big)
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hostcore stopped reading its input while answers waited for the pipe: the client cannot finish its request")
+	}
+	ids := map[string]bool{}
+	for range 3 {
+		line, err := out.ReadBytes('\n')
+		var m struct{ ID json.RawMessage }
+		if err != nil || json.Unmarshal(line, &m) != nil {
+			t.Fatalf("%v: %.200s", err, line)
+		}
+		ids[string(m.ID)] = true
+	}
+	if !ids["2"] || !ids["3"] || !ids["4"] {
+		t.Fatalf("answers: %v", ids)
+	}
+}
+
 // An answer too big for the pipe, written in part and finished behind,
 // reaches a client that reads only after its input ended: hostcore exits
 // once the answer is whole (found by review: the client got the first

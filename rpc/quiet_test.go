@@ -146,7 +146,7 @@ func TestInlineAnswerThatDoesNotFitIsWrittenBehind(t *testing.T) {
 }
 
 // bigDispatcher answers "big" with a long string, inline, and anything
-// else with "small", recording Quiet.
+// else with "small" ("inl" inline too), recording Quiet.
 type bigDispatcher struct {
 	s     *Server
 	big   string
@@ -160,7 +160,7 @@ func (d *bigDispatcher) Route(method string, _ json.RawMessage) (func(context.Co
 			return d.big, nil
 		}
 		return "small", nil
-	}, method == "big"
+	}, method == "big" || method == "inl"
 }
 
 func (d *bigDispatcher) Inline(string) bool { return false }
@@ -294,4 +294,37 @@ func serveUntilCleanup(t *testing.T, s *Server, d Dispatcher, inW *io.PipeWriter
 		go io.Copy(io.Discard, outR)
 		<-done
 	})
+}
+
+// An inline answer that finds an earlier one still being finished is left
+// behind it too, in order, rather than blocking the read goroutine: a
+// client writing a long request before it reads can finish writing it
+// (found by review: a Read's large answer, then settings.get, then a 3 MB
+// Write, nothing read, and hostcore stopped reading).
+func TestInlineAnswerBehindAnotherDoesNotStopInput(t *testing.T) {
+	s, inW, outR := osPipeServer(t)
+	d := &bigDispatcher{s: s, big: strings.Repeat("x", 1<<20), quiet: make(chan bool, 16)}
+	serveUntilCleanup(t, s, d, inW, outR)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
+	<-d.quiet
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"inl"}`)
+	<-d.quiet
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":3,"method":"small"}`)
+	select {
+	case <-d.quiet:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read goroutine is blocked writing an answer behind another nobody reads")
+	}
+	out := bufio.NewReaderSize(outR, 4<<20)
+	if m := readMsg(t, out); string(m["id"]) != "1" {
+		t.Fatalf("first answer: id %s", m["id"])
+	}
+	got := map[string]bool{}
+	for range 2 {
+		m := readMsg(t, out)
+		got[string(m["id"])] = string(m["result"]) == `"small"`
+	}
+	if !got["2"] || !got["3"] {
+		t.Fatalf("answers 2 and 3: %v", got)
+	}
 }

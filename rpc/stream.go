@@ -47,6 +47,11 @@ type lineStream struct {
 	// line it could not write whole.
 	nowaitFd int
 	tails    atomic.Int64
+	// behind is closed once the last line writeLineNow left behind is
+	// written (nil: none is left); queued counts their bytes. Under qmu.
+	qmu    sync.Mutex
+	behind chan struct{}
+	queued int
 
 	// atEOF is called once when input ends, before ReadObject returns
 	// io.EOF: it drains running calls so that they can still answer.
@@ -198,17 +203,37 @@ func (s *lineStream) writeLocked(line []byte) error {
 	return nil
 }
 
-// writeLineNow is writeLine for the read goroutine: it never waits for a
-// client that does not read. Where stdout is non-blocking (nowaitFd, see
-// Server), one write system call puts in what the pipe or socket takes
-// now; the rest, if any, is written by a goroutine of its own that holds
-// the write lock until it is done, so no other line comes between, and
-// Server.Quiet is false meanwhile. Elsewhere it is writeLine.
+// writeLineNow is writeLine for the read goroutine: it does not wait for
+// a client that does not read, so that such a client can still finish
+// writing the request it is stuck on. Where stdout is non-blocking
+// (nowaitFd, see Server), one write system call puts in what the pipe or
+// socket takes now; the rest, if any, is left to a goroutine of its own
+// that holds the write lock until it is done, so no other line comes
+// between. A line that finds the lock taken, or lines left behind before
+// it, is queued behind them the same way, in order. Server.Quiet is false
+// while any is left behind. Past maxBehind bytes left behind, the read
+// goroutine waits for them (a client that sends without ever reading
+// must not grow memory without bound). Elsewhere it is writeLine.
 func (s *lineStream) writeLineNow(line []byte) error {
 	if s.nowaitFd < 0 {
 		return s.writeLine(line)
 	}
-	s.wmu.Lock()
+	for {
+		s.qmu.Lock()
+		last, over := s.behind, s.queued > maxBehind
+		s.qmu.Unlock()
+		if !over || last == nil {
+			break
+		}
+		<-last
+	}
+	s.qmu.Lock()
+	queued := s.behind != nil
+	s.qmu.Unlock()
+	if queued || !s.wmu.TryLock() {
+		s.leaveBehind(line, false)
+		return nil
+	}
 	if s.broken || s.draining.Load() {
 		defer s.wmu.Unlock()
 		return s.writeLocked(line)
@@ -227,21 +252,58 @@ func (s *lineStream) writeLineNow(line []byte) error {
 		s.wmu.Unlock()
 		return nil
 	}
-	s.tails.Add(1)
-	go func() {
-		defer s.wmu.Unlock()
-		defer s.tails.Add(-1)
-		s.writeLocked(line[n:])
-	}()
+	s.leaveBehind(line[n:], true)
 	return nil
 }
 
+// maxBehind bounds the bytes of lines writeLineNow leaves behind.
+const maxBehind = 16 << 20
+
+// leaveBehind has a goroutine write p after every line left behind
+// before it; locked: the caller holds the write lock, which passes to
+// the goroutine (p is the rest of a line begun).
+func (s *lineStream) leaveBehind(p []byte, locked bool) {
+	done := make(chan struct{})
+	s.qmu.Lock()
+	prev := s.behind
+	s.behind = done
+	s.queued += len(p)
+	s.qmu.Unlock()
+	s.tails.Add(1)
+	go func() {
+		if !locked {
+			if prev != nil {
+				<-prev
+			}
+			s.wmu.Lock()
+		}
+		s.writeLocked(p)
+		s.wmu.Unlock()
+		s.qmu.Lock()
+		s.queued -= len(p)
+		if s.behind == done {
+			s.behind = nil
+		}
+		s.qmu.Unlock()
+		s.tails.Add(-1)
+		close(done)
+	}()
+}
+
 // settle returns once every line begun has been written whole, or has
-// failed: a line writeLineNow left to a goroutine holds the write lock
-// until it is done, so taking the lock waits for it. Run calls it before
-// it returns (the process then exits): an answer counted as given must
-// not be cut off.
+// failed: it waits for the lines left behind, then takes the write lock
+// (a worker's line in progress). Run calls it before it returns (the
+// process then exits): an answer counted as given must not be cut off.
 func (s *lineStream) settle() {
+	for {
+		s.qmu.Lock()
+		last := s.behind
+		s.qmu.Unlock()
+		if last == nil {
+			break
+		}
+		<-last
+	}
 	s.wmu.Lock()
 	s.wmu.Unlock()
 }
@@ -679,7 +741,7 @@ func (s *lineStream) replyError(id json.RawMessage, code int64, msg, errorCode s
 		e["data"] = map[string]string{"errorCode": errorCode}
 	}
 	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
-	s.writeLine(append(data, '\n'))
+	s.writeLineNow(append(data, '\n')) // only the read goroutine answers a bad line
 }
 
 // Close is called by jsonrpc2.Conn when the connection ends. Nothing is
