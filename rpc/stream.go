@@ -47,11 +47,13 @@ type lineStream struct {
 	// line it could not write whole.
 	nowaitFd int
 	tails    atomic.Int64
-	// behind is closed once the last line writeLineNow left behind is
-	// written (nil: none is left); queued counts their bytes. Under qmu.
+	// queue holds the lines writeLineNow left behind, queued their
+	// bytes; qdone, while the goroutine writing them runs, is closed
+	// when it is done. Under qmu.
 	qmu    sync.Mutex
-	behind chan struct{}
+	queue  [][]byte
 	queued int
+	qdone  chan struct{}
 
 	// atEOF is called once when input ends, before ReadObject returns
 	// io.EOF: it drains running calls so that they can still answer.
@@ -207,30 +209,26 @@ func (s *lineStream) writeLocked(line []byte) error {
 // a client that does not read, so that such a client can still finish
 // writing the request it is stuck on. Where stdout is non-blocking
 // (nowaitFd, see Server), one write system call puts in what the pipe or
-// socket takes now; the rest, if any, is left to a goroutine of its own
-// that holds the write lock until it is done, so no other line comes
-// between. A line that finds the lock taken, or lines left behind before
-// it, is queued behind them the same way, in order. Server.Quiet is false
-// while any is left behind. Past maxBehind bytes left behind, the read
-// goroutine waits for them (a client that sends without ever reading
-// must not grow memory without bound). Elsewhere it is writeLine.
+// socket takes now; the rest, if any, is left behind: one goroutine
+// writes what is left behind, in order, and holds the write lock across
+// the rest of a line begun, so no other line comes between its parts. A
+// line that finds the lock taken, or lines left behind before it, is
+// left behind too. Server.Quiet is false while any is. Past maxBehind
+// bytes left behind, the read goroutine waits for them (a client that
+// sends without ever reading must not grow memory without bound).
+// Elsewhere it is writeLine.
 func (s *lineStream) writeLineNow(line []byte) error {
 	if s.nowaitFd < 0 {
 		return s.writeLine(line)
 	}
-	for {
-		s.qmu.Lock()
-		last, over := s.behind, s.queued > maxBehind
-		s.qmu.Unlock()
-		if !over || last == nil {
-			break
-		}
-		<-last
-	}
 	s.qmu.Lock()
-	queued := s.behind != nil
+	active, over := s.qdone, s.queued > maxBehind
 	s.qmu.Unlock()
-	if queued || !s.wmu.TryLock() {
+	if over {
+		<-active
+		active = nil
+	}
+	if active != nil || !s.wmu.TryLock() {
 		s.leaveBehind(line, false)
 		return nil
 	}
@@ -259,35 +257,52 @@ func (s *lineStream) writeLineNow(line []byte) error {
 // maxBehind bounds the bytes of lines writeLineNow leaves behind.
 const maxBehind = 16 << 20
 
-// leaveBehind has a goroutine write p after every line left behind
-// before it; locked: the caller holds the write lock, which passes to
-// the goroutine (p is the rest of a line begun).
+// leaveBehind queues p for the goroutine that writes what is left behind,
+// starting it if none runs. locked: the caller holds the write lock,
+// which passes to that goroutine (p is the rest of a line begun; nothing
+// is queued then, or the caller would not have written).
 func (s *lineStream) leaveBehind(p []byte, locked bool) {
-	done := make(chan struct{})
 	s.qmu.Lock()
-	prev := s.behind
-	s.behind = done
+	s.queue = append(s.queue, p)
 	s.queued += len(p)
+	start := s.qdone == nil
+	if start {
+		s.qdone = make(chan struct{})
+		s.tails.Add(1)
+	}
 	s.qmu.Unlock()
-	s.tails.Add(1)
-	go func() {
+	if start {
+		go s.writeBehind(locked)
+	}
+}
+
+// writeBehind writes the lines left behind until none is left. Between
+// two lines it lets the write lock go, so that a worker's answer is not
+// held up behind a queue.
+func (s *lineStream) writeBehind(locked bool) {
+	for {
+		s.qmu.Lock()
+		if len(s.queue) == 0 {
+			done := s.qdone
+			s.qdone, s.queue = nil, nil
+			s.tails.Add(-1)
+			s.qmu.Unlock()
+			close(done)
+			return
+		}
+		p := s.queue[0]
+		s.queue[0], s.queue = nil, s.queue[1:]
+		s.qmu.Unlock()
 		if !locked {
-			if prev != nil {
-				<-prev
-			}
 			s.wmu.Lock()
 		}
 		s.writeLocked(p)
 		s.wmu.Unlock()
+		locked = false
 		s.qmu.Lock()
 		s.queued -= len(p)
-		if s.behind == done {
-			s.behind = nil
-		}
 		s.qmu.Unlock()
-		s.tails.Add(-1)
-		close(done)
-	}()
+	}
 }
 
 // settle returns once every line begun has been written whole, or has
@@ -297,12 +312,12 @@ func (s *lineStream) leaveBehind(p []byte, locked bool) {
 func (s *lineStream) settle() {
 	for {
 		s.qmu.Lock()
-		last := s.behind
+		active := s.qdone
 		s.qmu.Unlock()
-		if last == nil {
+		if active == nil {
 			break
 		}
-		<-last
+		<-active
 	}
 	s.wmu.Lock()
 	s.wmu.Unlock()
