@@ -183,6 +183,15 @@ type Appender interface {
 // writeLine writes one or more whole lines, each ending in '\n', with one
 // Write: no other line can come between them.
 func (s *lineStream) writeLine(line []byte) error {
+	// Lines the read goroutine left behind (writeLineNow) answered
+	// requests read before this line's was, or were sent before it: they
+	// go first, as they did when the read goroutine wrote them itself.
+	s.qmu.Lock()
+	active := s.qdone
+	s.qmu.Unlock()
+	if active != nil {
+		<-active
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.writeLocked(line)
@@ -254,7 +263,8 @@ func (s *lineStream) writeLineNow(line []byte) error {
 	return nil
 }
 
-// maxBehind bounds the bytes of lines writeLineNow leaves behind.
+// maxBehind bounds the memory of lines writeLineNow leaves behind (their
+// buffers' capacity).
 const maxBehind = 16 << 20
 
 // leaveBehind queues p for the goroutine that writes what is left behind,
@@ -264,7 +274,7 @@ const maxBehind = 16 << 20
 func (s *lineStream) leaveBehind(p []byte, locked bool) {
 	s.qmu.Lock()
 	s.queue = append(s.queue, p)
-	s.queued += len(p)
+	s.queued += cap(p) // what it holds: a short answer sits in a larger buffer
 	start := s.qdone == nil
 	if start {
 		s.qdone = make(chan struct{})
@@ -300,7 +310,7 @@ func (s *lineStream) writeBehind(locked bool) {
 		s.wmu.Unlock()
 		locked = false
 		s.qmu.Lock()
-		s.queued -= len(p)
+		s.queued -= cap(p)
 		s.qmu.Unlock()
 	}
 }
