@@ -52,41 +52,8 @@ func TestReadOfAFIFODoesNotReleaseItsWriter(t *testing.T) {
 // request the client is stuck writing (a deadlock; the quick path once ran
 // such a Read there and wrote it blocking).
 func TestAnswerTooBigForThePipeDoesNotStopInput(t *testing.T) {
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	// 1,999 lines of 100 control characters: the Read shows them all
-	// (under its 2,000 lines and 256 KiB), and its answer, each byte
-	// escaped as \u00XX, is 1.2 MB, more than the 1 MiB pipe hostcore
-	// grows its stdout to.
-	os.WriteFile(filepath.Join(ws, "ctl.txt"), bytes.Repeat(append(bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 14, 15, 16}, 10), '\n'), 1999), 0o644)
-	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
-	in, _ := cmd.StdinPipe()
-	outPipe, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	out := bufio.NewReaderSize(outPipe, 4<<20)
-	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws)
-	if _, err := out.ReadSlice('\n'); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"r","toolName":"Read","args":{"path":"ctl.txt"}}}`)
-	time.Sleep(300 * time.Millisecond)
-	wrote := make(chan error, 1)
-	go func() {
-		big := strings.Repeat("x", 2<<20)
-		_, err := fmt.Fprintf(in, `{"jsonrpc":"2.0","id":3,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"w","toolName":"Write","args":{"path":"big.txt","content":%q}}}`+"\n", big)
-		wrote <- err
-	}()
-	select {
-	case err := <-wrote:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("hostcore stopped reading its input while its answer waited for the pipe: the client cannot finish its request")
-	}
+	in, out := startWithTooBigRead(t)
+	writeWhileUnread(t, in, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"w","toolName":"Write","args":{"path":"big.txt","content":%q}}}`+"\n", strings.Repeat("x", 2<<20)))
 	for range 2 {
 		if _, err := out.ReadBytes('\n'); err != nil {
 			t.Fatal(err)
@@ -99,40 +66,9 @@ func TestAnswerTooBigForThePipeDoesNotStopInput(t *testing.T) {
 // behind the Read's without stopping input (found by review: hostcore
 // stopped reading, and both sides waited for ever).
 func TestInlineAnswerBehindATooBigOneDoesNotStopInput(t *testing.T) {
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	os.WriteFile(filepath.Join(ws, "ctl.txt"), bytes.Repeat(append(bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 14, 15, 16}, 10), '\n'), 1999), 0o644)
-	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
-	in, _ := cmd.StdinPipe()
-	outPipe, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	out := bufio.NewReaderSize(outPipe, 4<<20)
-	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws)
-	if _, err := out.ReadSlice('\n'); err != nil {
-		t.Fatal(err)
-	}
-	// The Read alone first, so that it runs on the read goroutine and its
-	// answer is left to finish behind.
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"r","toolName":"Read","args":{"path":"ctl.txt"}}}`)
-	time.Sleep(300 * time.Millisecond)
-	wrote := make(chan error, 1)
-	go func() {
-		big := strings.Repeat("x", 3<<20)
-		_, err := fmt.Fprintf(in, `{"jsonrpc":"2.0","id":3,"method":"settings.get","params":{}}`+"\n"+
-			`{"jsonrpc":"2.0","id":4,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"w","toolName":"Write","args":{"path":"big.txt","content":%q}}}`+"\n", big)
-		wrote <- err
-	}()
-	select {
-	case err := <-wrote:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("hostcore stopped reading its input while answers waited for the pipe: the client cannot finish its request")
-	}
+	in, out := startWithTooBigRead(t)
+	writeWhileUnread(t, in, `{"jsonrpc":"2.0","id":3,"method":"settings.get","params":{}}`+"\n"+
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"w","toolName":"Write","args":{"path":"big.txt","content":%q}}}`+"\n", strings.Repeat("x", 3<<20)))
 	ids := map[string]bool{}
 	for range 3 {
 		line, err := out.ReadBytes('\n')
@@ -144,6 +80,53 @@ func TestInlineAnswerBehindATooBigOneDoesNotStopInput(t *testing.T) {
 	}
 	if !ids["2"] || !ids["3"] || !ids["4"] {
 		t.Fatalf("answers: %v", ids)
+	}
+}
+
+// startWithTooBigRead starts hostcore with a session on a workspace that
+// holds ctl.txt, 1,999 lines of 100 control characters (the Read shows
+// them all, under its 2,000 lines and 256 KiB, and its answer, each byte
+// escaped as \u00XX, is 1.2 MB, more than the 1 MiB pipe hostcore grows
+// its stdout to), and sends a Read of it alone, as id 2, so that it runs
+// on the read goroutine and its answer is left to finish behind; it is
+// not read.
+func startWithTooBigRead(t *testing.T) (io.WriteCloser, *bufio.Reader) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	os.WriteFile(filepath.Join(ws, "ctl.txt"), bytes.Repeat(append(bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 14, 15, 16}, 10), '\n'), 1999), 0o644)
+	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
+	in, _ := cmd.StdinPipe()
+	outPipe, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	out := bufio.NewReaderSize(outPipe, 4<<20)
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`+"\n", ws)
+	if _, err := out.ReadSlice('\n'); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"r","toolName":"Read","args":{"path":"ctl.txt"}}}`)
+	time.Sleep(300 * time.Millisecond)
+	return in, out
+}
+
+// writeWhileUnread writes text to hostcore's input while nobody reads its
+// output: hostcore must go on reading it.
+func writeWhileUnread(t *testing.T, in io.Writer, text string) {
+	t.Helper()
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(in, text)
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hostcore stopped reading its input while answers waited for the pipe: the client cannot finish its request")
 	}
 }
 
