@@ -423,7 +423,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	if tooManyValues(c.args) {
 		return failResult(CodeInvalidArgument, "invalid arguments: args hold more than %d JSON values", maxArgValues)
 	}
-	decoded, err := decodeAny(c.args)
+	decoded, err := c.decodeArgs()
 	if err != nil {
 		return failResult(CodeInvalidArgument, "invalid arguments: args: %v", err)
 	}

@@ -2,10 +2,8 @@ package handlers
 
 import (
 	"bytes"
-	"encoding/json"
 	"io/fs"
 
-	"hostcore/handlers/jsonobj"
 	"hostcore/sandbox"
 )
 
@@ -56,6 +54,10 @@ type preOpened struct {
 	file *sandbox.File
 	res  sandbox.Resolved
 	fi   fs.FileInfo
+	// args are rawArgs decoded (decodeFlat), which the call's checks
+	// take rather than decode them again.
+	rawArgs []byte
+	args    map[string]any
 }
 
 func (p *preOpened) close() {
@@ -72,8 +74,9 @@ func (s *Server) quickRead(tk *ticket) bool {
 		tk.sess.WorkspaceRoot == "" || s.cfg.Quiet == nil || !s.cfg.Quiet() {
 		return false
 	}
-	path, ok := plainMember(tk.p.Args, "path")
-	if !ok {
+	args, ok := decodeFlat(tk.p.Args)
+	path, isString := args["path"].(string)
+	if !ok || !isString {
 		return false
 	}
 	roots := sandbox.Roots{Workspace: tk.sess.WorkspaceRoot}
@@ -89,7 +92,7 @@ func (s *Server) quickRead(tk *ticket) bool {
 		f.Close()
 		return false
 	}
-	tk.pre = &preOpened{path: path, file: f, res: res, fi: fi}
+	tk.pre = &preOpened{path: path, file: f, res: res, fi: fi, rawArgs: tk.p.Args, args: args}
 	return true
 }
 
@@ -104,23 +107,11 @@ func (c *call) openTarget() (*sandbox.File, fs.FileInfo, error) {
 	return sandbox.OpenRegular(c.target)
 }
 
-// plainMember returns the string value of the member called exactly name
-// in a JSON object, if it is there once and written without escapes
-// (anything else is left to the full decode: the call is not quick).
-func plainMember(obj []byte, name string) (string, bool) {
-	var v []byte
-	n := 0
-	if !json.Valid(obj) || !jsonobj.Members(obj, func(quoted, val []byte) bool {
-		key, plain := jsonobj.Name(quoted)
-		if !plain {
-			return false
-		}
-		if string(key) == name {
-			v, n = val, n+1
-		}
-		return true
-	}) || n != 1 || len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
-		return "", false
+// decodeArgs is decodeAny of the call's args, or what quickRead decoded
+// of them already.
+func (c *call) decodeArgs() (any, error) {
+	if p := c.pre; p != nil && p.args != nil && bytes.Equal(p.rawArgs, c.args) {
+		return p.args, nil
 	}
-	return string(v[1 : len(v)-1]), true
+	return decodeAny(c.args)
 }
