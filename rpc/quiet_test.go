@@ -135,7 +135,7 @@ func TestInlineAnswerThatDoesNotFitIsWrittenBehind(t *testing.T) {
 			t.Fatalf("answer %d: id %s, %d bytes of result", id, m["id"], len(got))
 		}
 	}
-	for s.stream.tails.Load() != 0 {
+	for s.stream.behind() != nil {
 		time.Sleep(time.Millisecond)
 	}
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":3,"method":"small"}`)
@@ -165,16 +165,16 @@ func (d *bigDispatcher) Route(method string, _ json.RawMessage) (func(context.Co
 
 func (d *bigDispatcher) Inline(string) bool { return false }
 
-// tools.execute is handled without jsonrpc2's decoding (lineStream.direct);
-// a client's reply to a card that such a request sent is still a reply,
+// A request is handled without jsonrpc2's decoding (lineStream.direct); a
+// client's reply to a card that such a request sent is still a reply,
 // not another request (found by the transcripts: "request params lost").
 func TestReplyAfterADirectRequest(t *testing.T) {
 	s, inW, outR := osPipeServer(t)
 	d := &quietDispatcher{s: s, quiet: make(chan bool, 16), release: make(chan struct{})}
 	serveUntilCleanup(t, s, d, inW, outR)
 	out := bufio.NewReader(outR)
-	// "card" is routed by name; the direct path takes tools.execute only,
-	// so the quietDispatcher sees it as "tools.execute" and answers "ok".
+	// Every request takes the direct path; the quietDispatcher answers
+	// "ok" to any method but "card" and "hold".
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"a\"b","method":"tools.execute","params":{}}`)
 	<-d.quiet
 	if m := readMsg(t, out); string(m["id"]) != `"a\"b"` || string(m["result"]) != `"ok"` {
@@ -229,8 +229,8 @@ func TestRunReturnsOnlyOnceEveryAnswerIsWritten(t *testing.T) {
 			<-done
 			outW.Close() // as the process's exit would
 			b := <-got
-			if n := s.stream.tails.Load(); n != 0 || !strings.HasSuffix(string(b), "}\n") {
-				t.Fatalf("Run returned with %d line(s) unwritten; the client got %d bytes", n, len(b))
+			if left := s.stream.behind() != nil; left || !strings.HasSuffix(string(b), "}\n") {
+				t.Fatalf("Run returned with lines left unwritten (%v); the client got %d bytes", left, len(b))
 			}
 			inW.Close()
 		})

@@ -165,7 +165,7 @@ func (s *Server) SetBudget(n int64) {
 // it could block the reading of input on a client that writes before it
 // reads.
 func (s *Server) Quiet() bool {
-	return s.stream.r.Buffered() == 0 && s.running.Load() == 0 && s.calling.Load() == 0 && s.stream.tails.Load() == 0
+	return s.stream.r.Buffered() == 0 && s.running.Load() == 0 && s.calling.Load() == 0 && s.stream.behind() == nil
 }
 
 // Room is how many bytes the read goroutine can write to stdout now
@@ -464,8 +464,9 @@ type handler struct {
 	ctx context.Context
 }
 
-// Handle is jsonrpc2's entry for the requests it decodes; ReadObject
-// hands tools.execute straight to handle (see lineStream.direct).
+// Handle is jsonrpc2's entry for requests; ReadObject hands them to
+// handle itself (see lineStream.direct), so it serves only a request
+// whose id decodeID could not read.
 func (h *handler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	h.handle(req.Method, req.ID, req.Notif)
 }

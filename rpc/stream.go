@@ -43,10 +43,8 @@ type lineStream struct {
 	draining atomic.Bool
 
 	// nowaitFd is stdout's descriptor when writes to it never block
-	// (writeLineNow), else -1; tails counts the goroutines finishing a
-	// line it could not write whole.
+	// (writeLineNow), else -1.
 	nowaitFd int
-	tails    atomic.Int64
 	// queue holds the lines writeLineNow left behind, queued their
 	// bytes; qdone, while the goroutine writing them runs, is closed
 	// when it is done. Under qmu.
@@ -67,8 +65,8 @@ type lineStream struct {
 	params      json.RawMessage
 	paramsReady bool
 
-	// direct, when set, handles a tools.execute request in place of
-	// jsonrpc2 (see ReadObject), on the read goroutine as jsonrpc2 would;
+	// direct, when set, handles a request in place of jsonrpc2 (see
+	// ReadObject), on the read goroutine as jsonrpc2 would;
 	// reqMethod and reqID are the method and id (as jsonrpc2 is to see it)
 	// of the request prepare read last.
 	direct    func(method string, id jsonrpc2.ID, notif bool)
@@ -186,10 +184,7 @@ func (s *lineStream) writeLine(line []byte) error {
 	// Lines the read goroutine left behind (writeLineNow) answered
 	// requests read before this line's was, or were sent before it: they
 	// go first, as they did when the read goroutine wrote them itself.
-	s.qmu.Lock()
-	active := s.qdone
-	s.qmu.Unlock()
-	if active != nil {
+	if active := s.behind(); active != nil {
 		<-active
 	}
 	s.wmu.Lock()
@@ -278,7 +273,6 @@ func (s *lineStream) leaveBehind(p []byte, locked bool) {
 	start := s.qdone == nil
 	if start {
 		s.qdone = make(chan struct{})
-		s.tails.Add(1)
 	}
 	s.qmu.Unlock()
 	if start {
@@ -295,7 +289,6 @@ func (s *lineStream) writeBehind(locked bool) {
 		if len(s.queue) == 0 {
 			done := s.qdone
 			s.qdone, s.queue = nil, nil
-			s.tails.Add(-1)
 			s.qmu.Unlock()
 			close(done)
 			return
@@ -320,17 +313,19 @@ func (s *lineStream) writeBehind(locked bool) {
 // (a worker's line in progress). Run calls it before it returns (the
 // process then exits): an answer counted as given must not be cut off.
 func (s *lineStream) settle() {
-	for {
-		s.qmu.Lock()
-		active := s.qdone
-		s.qmu.Unlock()
-		if active == nil {
-			break
-		}
+	for active := s.behind(); active != nil; active = s.behind() {
 		<-active
 	}
 	s.wmu.Lock()
 	s.wmu.Unlock()
+}
+
+// behind returns, while lines left behind are being written, a channel
+// closed once they all are; nil when none is left.
+func (s *lineStream) behind() chan struct{} {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return s.qdone
 }
 
 func ignoringEINTR(f func() (int, error)) (int, error) {
@@ -367,8 +362,8 @@ func (s *lineStream) ReadObject(v any) error {
 		if !ok {
 			continue
 		}
-		if s.direct != nil && s.reqMethod == "tools.execute" {
-			// The hot path skips jsonrpc2's decoding (a tenth of a small
+		if s.direct != nil && s.reqMethod != "" {
+			// A request skips jsonrpc2's decoding (a tenth of a small
 			// Read's CPU): its handler needs only these three.
 			if id, ok := decodeID(s.reqID); ok {
 				s.direct(s.reqMethod, id, s.reqID == nil)
