@@ -118,12 +118,8 @@ func (s *lineStream) WriteObject(obj any) error {
 // result's bytes again and again at every level (a fifth of a small
 // Read's CPU). now: written by the read goroutine (writeLineNow).
 func (s *lineStream) writeResult(id jsonrpc2.ID, result any, now bool) error {
-	line := make([]byte, 0, 512)
-	line, err := appendID(append(line, `{"id":`...), id)
-	if err != nil {
-		return err
-	}
-	line = append(line, `,"result":`...)
+	line := append(appendID(append(make([]byte, 0, 512), `{"id":`...), id), `,"result":`...)
+	var err error
 	if a, ok := result.(Appender); ok {
 		line, err = a.AppendJSON(line)
 	} else {
@@ -155,20 +151,12 @@ func (s *lineStream) writeError(id jsonrpc2.ID, e *jsonrpc2.Error, now bool) err
 	return s.writeLine(line)
 }
 
-// appendID appends id as json.Marshal writes it: a number, or a string
-// that needs no escaping as it is, directly; anything else through
-// encoding/json (which escapes <, > and &, as jsonrpc2's encoding does).
-func appendID(dst []byte, id jsonrpc2.ID) ([]byte, error) {
+// appendID appends id as json.Marshal writes it (as jsonrpc2 does).
+func appendID(dst []byte, id jsonrpc2.ID) []byte {
 	if !id.IsString {
-		return strconv.AppendUint(dst, id.Num, 10), nil
+		return strconv.AppendUint(dst, id.Num, 10)
 	}
-	for i := 0; i < len(id.Str); i++ {
-		if c := id.Str[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, err := json.Marshal(id)
-			return append(dst, b...), err
-		}
-	}
-	return append(append(append(dst, '"'), id.Str...), '"'), nil
+	return jsonobj.AppendString(dst, id.Str)
 }
 
 // Appender is a result that encodes itself, appending its JSON to dst

@@ -18,6 +18,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"hostcore/handlers/jsonobj"
 )
 
 // The audit journal.
@@ -67,8 +69,8 @@ type journalRow struct {
 	Row        AuditRow `json:"row"`
 }
 
-// appendJSON appends jr as one JSON object, as json.Marshal encodes it
-// but for HTML escaping, without reflection (encoding/json was an eighth
+// appendJSON appends jr as one JSON object, as json.Marshal encodes it,
+// without reflection (encoding/json was an eighth
 // of a small Read's CPU). TestJournalLineDecodesAsMarshal holds the two
 // to the same values.
 func (jr *journalRow) appendJSON(b []byte) []byte {
@@ -77,37 +79,24 @@ func (jr *journalRow) appendJSON(b []byte) []byte {
 	if jr.RecordCall {
 		b = append(b, `,"recordCall":true`...)
 	}
-	b = appendString(append(b, `,"row":{"sessionId":`...), r.SessionID)
-	b = appendString(append(b, `,"turnId":`...), r.TurnID)
-	b = appendString(append(b, `,"toolCallId":`...), r.ToolCallID)
-	b = appendString(append(b, `,"toolName":`...), r.ToolName)
-	b = appendString(append(b, `,"argsHash":`...), r.ArgsHash)
-	b = appendString(append(b, `,"argsPreview":`...), r.ArgsPreview)
-	b = appendString(append(b, `,"externalPath":`...), r.ExternalPath)
-	b = appendString(append(b, `,"decision":`...), r.Decision)
+	b = jsonobj.AppendString(append(b, `,"row":{"sessionId":`...), r.SessionID)
+	b = jsonobj.AppendString(append(b, `,"turnId":`...), r.TurnID)
+	b = jsonobj.AppendString(append(b, `,"toolCallId":`...), r.ToolCallID)
+	b = jsonobj.AppendString(append(b, `,"toolName":`...), r.ToolName)
+	b = jsonobj.AppendString(append(b, `,"argsHash":`...), r.ArgsHash)
+	b = jsonobj.AppendString(append(b, `,"argsPreview":`...), r.ArgsPreview)
+	b = jsonobj.AppendString(append(b, `,"externalPath":`...), r.ExternalPath)
+	b = jsonobj.AppendString(append(b, `,"decision":`...), r.Decision)
 	b = strconv.AppendBool(append(b, `,"prompted":`...), r.Prompted)
 	b = strconv.AppendInt(append(b, `,"permissionWaitMs":`...), r.PermissionWaitMs, 10)
 	b = strconv.AppendInt(append(b, `,"durationMs":`...), r.DurationMs, 10)
 	b = strconv.AppendInt(append(b, `,"overheadMs":`...), r.OverheadMs, 10)
 	b = strconv.AppendInt(append(b, `,"totalMs":`...), r.TotalMs, 10)
 	b = strconv.AppendBool(append(b, `,"ok":`...), r.OK)
-	b = appendString(append(b, `,"errorCode":`...), r.ErrorCode)
-	b = appendString(append(b, `,"delegate":`...), r.Delegate)
-	b = appendString(append(b, `,"createdAt":`...), r.CreatedAt)
+	b = jsonobj.AppendString(append(b, `,"errorCode":`...), r.ErrorCode)
+	b = jsonobj.AppendString(append(b, `,"delegate":`...), r.Delegate)
+	b = jsonobj.AppendString(append(b, `,"createdAt":`...), r.CreatedAt)
 	return append(b, "}}"...)
-}
-
-// appendString appends s as a JSON string: printable ASCII as it is,
-// anything else through encoding/json (which also makes invalid UTF-8
-// U+FFFD, as json.Marshal of the row would).
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
 }
 
 type journal struct {

@@ -4,7 +4,8 @@
 // map or through reflection cost a tenth of a small call's CPU. Its input
 // must already be valid JSON (json.Valid) in valid UTF-8 (a decoder would
 // turn invalid bytes in a name into U+FFFD; Name gives them as they are);
-// it checks only what it needs.
+// it checks only what it needs. AppendString writes the other way: a
+// short string as encoding/json does (rpc's ids, store's journal lines).
 package jsonobj
 
 // Members calls fn with each member's name, as written (quotes and

@@ -53,3 +53,16 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+// AppendString writes exactly json.Marshal's bytes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain id-1", `q"b\`, "<a&b>", "\x00\x1f\x7f", "é \u2028", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("%q: %s, json.Marshal %s", s, got[1:], want)
+		}
+	})
+}
