@@ -249,15 +249,15 @@ func appendJSONString(dst, s []byte) []byte {
 	// would otherwise enter and leave it at every one of them.
 	vector := haveEscapeRun
 	for i := 0; i < len(s); {
-		if vector && len(s)-i >= 32 {
+		if vector && len(s)-i >= 64 {
 			// Plain text and newlines, 32 bytes a step (AVX2; see
 			// jsonesc_amd64.s): command output is mostly that, and byte
 			// by byte it was half of hostcore's CPU in a flood. It stops
 			// before any other byte that needs a look, which the code
-			// below handles.
+			// below handles, and leaves the last 64 bytes to it.
 			dst = append(dst, s[start:i]...)
-			if cap(dst)-len(dst) < 64 {
-				dst = slices.Grow(dst, len(s)-i+(len(s)-i)/8+64)
+			if cap(dst)-len(dst) < 128 {
+				dst = slices.Grow(dst, len(s)-i+(len(s)-i)/8+128)
 			}
 			nd, ns := escapeRun(dst[len(dst):cap(dst)], s[i:])
 			dst = dst[:len(dst)+nd]
@@ -266,8 +266,8 @@ func appendJSONString(dst, s []byte) []byte {
 			if i >= len(s) {
 				break
 			}
-			if len(s)-i >= 32 {
-				if cap(dst)-len(dst) < 64 {
+			if len(s)-i >= 64 {
+				if cap(dst)-len(dst) < 96 {
 					continue // out of room: grow and go on
 				}
 				vector = false // stopped at a byte of its own

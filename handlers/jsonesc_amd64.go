@@ -12,5 +12,7 @@ var haveEscapeRun = cpu.X86.HasAVX2
 
 // escapeRun copies the longest run of src that holds only plain bytes
 // and newlines into dst (whose length is 0; it writes up to its
-// capacity), newlines escaped, 32 bytes a step; see the assembly.
+// capacity), newlines escaped, 32 bytes a step; see the assembly. It
+// stops 64 bytes before the end of src and 96 bytes before the end of
+// dst's capacity.
 func escapeRun(dst, src []byte) (nd, ns int) { return escapeRunAVX2(dst, src) }

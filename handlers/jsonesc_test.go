@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -93,4 +94,46 @@ func BenchmarkEscapeColour(b *testing.B) {
 }
 func BenchmarkEscapeColourScalar(b *testing.B) {
 	benchEscape(b, "\x1b[32mok\x1b[0m  test/pkg/name  0.01s\n", false)
+}
+
+// TestEscapeRunMatchesScalar: on text made mostly of plain runs and
+// newlines (what the vector run takes whole blocks of), with the odd byte
+// it stops at, and with every amount of room left in dst, the escaper
+// writes exactly what the byte-by-byte code writes.
+func TestEscapeRunMatchesScalar(t *testing.T) {
+	if !haveEscapeRun {
+		t.Skip("no vector run on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "line of text", "\n", "\n\n", "x\ny", "\"", "\\", "\t", "é", "\xff", "\u2028", "\x1b[0m", strings.Repeat("z", 40)}
+	weights := []int{30, 30, 25, 5, 5, 1, 1, 1, 1, 1, 1, 1, 5}
+	pick := func() string {
+		n := rng.IntN(106)
+		for i, w := range weights {
+			if n < w {
+				return pieces[i]
+			}
+			n -= w
+		}
+		return "a"
+	}
+	for range 3000 {
+		var b strings.Builder
+		for b.Len() < rng.IntN(600) {
+			b.WriteString(pick())
+		}
+		in := []byte(b.String())
+		// dst with 0 to 199 bytes of room past a prefix: the run must stop
+		// for room as well as for bytes.
+		room := rng.IntN(200)
+		dst := make([]byte, 3, 3+room)
+		copy(dst, "pre")
+		with := appendJSONString(dst, in)
+		haveEscapeRun = false
+		without := appendJSONString([]byte("pre"), in)
+		haveEscapeRun = true
+		if string(with) != string(without) {
+			t.Fatalf("%q (room %d):\nwith the run    %q\nwithout the run %q", in, room, with, without)
+		}
+	}
 }
