@@ -41,10 +41,18 @@ func TestFileToolsMeetTheDenylist(t *testing.T) {
 		{"Glob", map[string]any{"pattern": "*", "path": filepath.Join(home, ".ssh")}, true},
 		{"Glob", map[string]any{"pattern": ".ss?/*", "path": home}, true},
 		{"Glob", map[string]any{"pattern": "**/id_*", "path": home}, true},
+		// A pattern's literal directories are listed like its path
+		// (.ssh/* from the home directory listed the keys' names).
+		{"Glob", map[string]any{"pattern": ".ssh/*", "path": home}, true},
+		{"Glob", map[string]any{"pattern": ".ssh/id_rsa", "path": home}, true},
+		{"Glob", map[string]any{"pattern": "keys/*", "path": home}, true},
+		{"Glob", map[string]any{"pattern": "./.ssh/*", "path": home}, true},
+		{"Glob", map[string]any{"pattern": filepath.Join(home, ".ssh") + "/*"}, true},
 		{"Read", map[string]any{"path": filepath.Join(home, "notes.txt")}, false},
 		// One directory's names: nothing below it is walked.
 		{"Glob", map[string]any{"pattern": filepath.Join(home, "*.txt")}, false},
 		{"Glob", map[string]any{"pattern": "*.txt", "path": home}, false},
+		{"Glob", map[string]any{"pattern": "docs/*.txt", "path": home}, false},
 	} {
 		r := c.call(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "c" + string(rune('a'+i)), "toolName": tc.tool, "args": tc.args})
 		if got := r["decision"] == "policy-deny" && r["errorCode"] == "TOOL_DENIED"; got != tc.denied {

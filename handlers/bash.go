@@ -600,6 +600,22 @@ func globDescends(pattern string) bool {
 	return false
 }
 
+// globLiteralDirs returns a Glob pattern's components before its first
+// wildcard (all of them for a pattern without one), "" for none: .ssh/*
+// gives .ssh, .ssh/id_rsa gives .ssh/id_rsa, *.txt gives "". (A pattern
+// that climbs with ".." or is absolute has them moved into its path by
+// splitGlob already; they are kept here as well, which only adds a path
+// to check.)
+func globLiteralDirs(pattern string) string {
+	parts := strings.Split(pattern, "/")
+	for i, p := range parts {
+		if strings.ContainsAny(p, globMeta) {
+			return strings.Join(parts[:i], "/")
+		}
+	}
+	return pattern
+}
+
 // sensitiveTarget refuses a file tool's outside path that names an entry
 // of the denylist (built-in and the user's), as written or as resolved
 // (a link to ~/.ssh is ~/.ssh; a home that is itself a link counts by
@@ -635,7 +651,24 @@ func (c *call) sensitiveTarget(ctx context.Context) *ToolResult {
 	descends := globDescends(glob.Pattern)
 	opts := globOpts{recursive: c.tool.Name == "Grep" || descends, nocase: caseInsensitiveFS}
 	globs := globCache{}
-	for _, p := range []string{c.target.Abs, filepath.Clean(c.rawPath())} {
+	paths := []string{c.target.Abs, filepath.Clean(c.rawPath())}
+	if lit := globLiteralDirs(glob.Pattern); lit != "" {
+		// The directories a pattern names before its first wildcard are
+		// listed as surely as its path: .ssh/* from the home directory
+		// lists ~/.ssh (an adversarial review), and .ssh/id_rsa names
+		// the key. They count as part of the path, as written and as
+		// resolved.
+		for _, p := range paths[:2] {
+			if filepath.IsAbs(p) {
+				q := filepath.Join(p, lit)
+				paths = append(paths, q)
+				if real, err := filepath.EvalSymlinks(q); err == nil && real != q {
+					paths = append(paths, real)
+				}
+			}
+		}
+	}
+	for _, p := range paths {
 		if !filepath.IsAbs(p) {
 			continue
 		}
