@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +110,27 @@ func TestDenylistEntriesThatAreLinks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(real, "authorized_keys")); err == nil {
 		t.Error("authorized_keys was written")
+	}
+}
+
+// A workspace link to ~/.ssh reached by the workspace's absolute path,
+// $PWD or a glob printed the key under auto (an adversarial review):
+// through the built binary, each is refused and nothing runs.
+func TestBashDenylistFollowsWorkspaceLinksHoweverNamed(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("PRIVATEKEY\n"), 0o600)
+	os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(ws, "s"))
+	c := autoSessionWithHome(t, bin, home, ws, data)
+	for i, cmd := range []string{"cat " + filepath.Join(ws, "s", "id_rsa"), "cat $PWD/s/id_rsa", "cat ?/id_rsa", "cat */id_rsa"} {
+		r := c.call(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "b" + string(rune('a'+i)), "toolName": "Bash", "args": map[string]any{"command": cmd}})
+		if r["decision"] != "policy-deny" || r["errorCode"] != "TOOL_DENIED" {
+			t.Errorf("%s: %v %v %v", cmd, r["decision"], r["errorCode"], r["message"])
+		}
+		if strings.Contains(fmt.Sprint(r), "PRIVATEKEY") {
+			t.Errorf("%s printed the key", cmd)
+		}
 	}
 }

@@ -733,3 +733,44 @@ func TestDeniedPathDenylistReview(t *testing.T) {
 		}
 	}
 }
+
+// TestDenylistLinksReachedOtherwise: a workspace link to ~/.ssh was
+// honoured for a relative word only (an adversarial review): the same
+// link reached by the workspace's absolute path, $PWD, ~+, a glob that
+// names it, or a ".." that comes back to it printed the key under auto.
+func TestDenylistLinksReachedOtherwise(t *testing.T) {
+	const home = "/home/me"
+	ws := t.TempDir()
+	os.Symlink("/home/me/.ssh", filepath.Join(ws, "s"))
+	os.Symlink("/home/me", filepath.Join(ws, "h"))
+	os.MkdirAll(filepath.Join(ws, "sub", "deep"), 0o755)
+	os.Symlink("/home/me/.aws", filepath.Join(ws, "sub", "deep", "a"))
+	os.MkdirAll(filepath.Join(ws, "src"), 0o755)
+	for _, cmd := range []string{
+		"cat " + ws + "/s/id_rsa",
+		"cat $PWD/s/id_rsa",
+		"cat ~+/h/.ssh/id_rsa",
+		"cat ?/id_rsa",
+		"cat [s]/id_rsa",
+		"cat */id_rsa",
+		"cat ./*/id_rsa",
+		"cat */.ssh/id_rsa",
+		"cat h/.*/id_rsa",
+		"cat " + ws + "/?/id_rsa",
+		"cat sub/*/a/credentials",
+		"cat src/../s/id_rsa",
+		"tar cf - s*",
+	} {
+		if d := checkDenylist(cmd, ws, home, nil); d.word == "" && !d.tooComplex {
+			t.Errorf("checkDenylist(%q) let it through", cmd)
+		}
+	}
+	// What stays inside, or lists the names of a directory that is not
+	// an entry (the home directory, through h), is still allowed; ls */
+	// is not, here: it lists ~/.ssh through s.
+	for _, cmd := range []string{"cat src/*.go", "ls sub/*", "cat sub/*/x", "cat " + ws + "/src/main.go", "cat $PWD/src/x", "ls h", "ls " + ws + "/h", "grep -rn TODO src"} {
+		if d := checkDenylist(cmd, ws, home, nil); d.word != "" || d.tooComplex {
+			t.Errorf("checkDenylist(%q) = %+v, want allowed", cmd, d)
+		}
+	}
+}

@@ -445,16 +445,30 @@ func firstDenied(words []string, entries [][]string, workspace, home string) str
 // outside the workspace.
 func deniedReading(word string, entries [][]string, workspace, home string, opts globOpts, globs globCache) bool {
 	for _, p := range pathReadings(word, workspace, home) {
-		if p == anyPath {
-			return true
-		}
+		readings := []string{p}
 		if workspace != "" && sandbox.LexicallyInside(workspace, p) {
-			continue
+			// Inside as written (/ws/s/id_rsa, $PWD/s/id_rsa, ~+/s/...):
+			// a link under the workspace may still lead out, as for a
+			// relative word.
+			readings = nil
+			if rel, err := filepath.Rel(workspace, p); err == nil && rel != "." {
+				for _, r := range workspaceLinks(rel, workspace) {
+					readings = append(readings, walkPath(r, workspace, home)...)
+				}
+			}
 		}
-		pc := components(p)
-		for _, ec := range entries {
-			if globs.namesEntry(pc, ec, opts) {
+		for _, q := range readings {
+			if q == anyPath {
 				return true
+			}
+			if workspace != "" && sandbox.LexicallyInside(workspace, q) {
+				continue
+			}
+			pc := components(q)
+			for _, ec := range entries {
+				if globs.namesEntry(pc, ec, opts) {
+					return true
+				}
 			}
 		}
 	}
@@ -576,19 +590,21 @@ func pathReadings(word, workspace, home string) []string {
 		bases = []string{""}
 	} else if workspace != "" && (strings.Contains(word, "..") || dotDotGlob(word)) {
 		bases, rest = []string{workspace}, "/"+word
-	} else if workspace != "" {
-		// Relative: inside the workspace, unless a link on the way leads
-		// out (a repository may ship one to ~/.ssh).
-		if r := linkedReading(word, workspace); r != "" {
-			bases, rest = []string{""}, r
-		}
 	}
-	var out []string
+	var paths []string
 	for _, b := range bases {
 		if b == "" && !strings.HasPrefix(word, "/") && !strings.HasPrefix(rest, "/") {
 			continue // an unknown home
 		}
-		p := b + rest
+		paths = append(paths, b+rest)
+	}
+	if len(bases) == 0 && workspace != "" && !strings.HasPrefix(word, "/") {
+		// Relative: inside the workspace, unless a link on the way leads
+		// out (a repository may ship one to ~/.ssh).
+		paths = append(paths, workspaceLinks(word, workspace)...)
+	}
+	var out []string
+	for _, p := range paths {
 		out = append(out, walkPath(p, workspace, home)...)
 		if strings.Contains(p, "/.") {
 			parts := strings.Split(p, "/")
@@ -646,6 +662,89 @@ func linkedReading(word, workspace string) string {
 		q = parent
 	}
 	return ""
+}
+
+// workspaceLinks returns where a workspace-relative word leads through
+// the links under the workspace, none when that is where it reads: the
+// word's own link resolution (linkedReading), and, when a component is a
+// glob (?/id_rsa, */.ssh/x, [s]/id_rsa), each link the glob can name on
+// the way, followed by the rest of the word (an adversarial review: a
+// glob was not expanded through the link it matched). Directories are
+// expanded up to globLinkBudget entries: past that a link is missed, as
+// the words a command builds at run time are (the list is a tripwire).
+func workspaceLinks(word, workspace string) []string {
+	var out []string
+	if r := linkedReading(word, workspace); r != "" {
+		out = append(out, r)
+	}
+	if !strings.ContainsAny(word, "*?[") {
+		return out
+	}
+	parts := strings.Split(word, "/")
+	budget := globLinkBudget
+	var walk func(dir string, i int)
+	walk = func(dir string, i int) {
+		for i < len(parts) && (parts[i] == "" || parts[i] == ".") {
+			i++
+		}
+		if i >= len(parts) || parts[i] == ".." {
+			return // ".." is read lexically (pathReadings)
+		}
+		rest := strings.Join(parts[i+1:], "/")
+		names := []string{parts[i]}
+		if strings.ContainsAny(parts[i], "*?[") {
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				return
+			}
+			names = names[:0]
+			for _, e := range ents {
+				if budget--; budget < 0 {
+					return
+				}
+				// Hidden names too: a shell option (dotglob) may be
+				// set where this cannot see it.
+				if globMatch(parts[i], e.Name()) {
+					names = append(names, e.Name())
+				}
+			}
+		}
+		for _, name := range names {
+			next := filepath.Join(dir, name)
+			fi, err := os.Lstat(next)
+			switch {
+			case err != nil:
+			case fi.Mode()&os.ModeSymlink != 0:
+				if t := linkTarget(next); t != "" {
+					out = append(out, strings.TrimSuffix(t+"/"+rest, "/"))
+				}
+			case fi.IsDir():
+				walk(next, i+1)
+			}
+		}
+	}
+	walk(workspace, 0)
+	return out
+}
+
+// globLinkBudget bounds the directory entries workspaceLinks looks at for
+// one word.
+const globLinkBudget = 4096
+
+// linkTarget is where a link leads: resolved, or, for a link to what does
+// not exist, where it points.
+func linkTarget(link string) string {
+	if real, err := filepath.EvalSymlinks(link); err == nil {
+		return real
+	}
+	t, err := os.Readlink(link)
+	if err != nil {
+		return ""
+	}
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(link), t)
+	}
+	return filepath.Clean(t)
 }
 
 // homeVars matches $HOME, $PWD and $OLDPWD anywhere in a word
