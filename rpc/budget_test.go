@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -200,4 +201,90 @@ func TestReliefRunsWithTheBudgetFull(t *testing.T) {
 	if !seen[`"small"`] {
 		t.Fatalf("the small relieving request was not admitted: %v", seen)
 	}
+}
+
+// sizedDispatcher answers "big" with a string of size bytes, counting the
+// answers it has made.
+type sizedDispatcher struct {
+	size int
+	made atomic.Int64
+}
+
+func (d *sizedDispatcher) Route(method string, params json.RawMessage) (func(context.Context) (any, error), bool) {
+	return func(context.Context) (any, error) {
+		d.made.Add(1)
+		return strings.Repeat("x", d.size), nil
+	}, false
+}
+
+func (d *sizedDispatcher) Inline(string) bool { return false }
+
+// TestCallsWaitForRoomWhileAnswersAreUnread: a client that sends requests
+// without reading the answers had every admitted call hold its finished
+// answer (an adversarial review: 1,000 Reads of megabyte answers, 3.3 GB).
+// Once the client is behind (an answer waits to be written), at most
+// behindCalls more calls run until it reads; then every admitted call
+// runs and is answered, in full.
+func TestCallsWaitForRoomWhileAnswersAreUnread(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	const budget, size, calls = 8 << 20, 2 << 20, 100
+	s.SetBudget(budget)
+	d := &sizedDispatcher{size: size}
+	done := make(chan struct{})
+	go func() {
+		s.Run(context.Background(), d)
+		outW.Close()
+		close(done)
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	// The first answer, bigger than backedUp, waits: nothing reads it.
+	fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":0,"method":"big"}`+"\n")
+	waitFor("the first answer to wait", func() bool {
+		s.stream.wamu.Lock()
+		defer s.stream.wamu.Unlock()
+		return s.stream.waiting > backedUp
+	})
+	go func() {
+		for i := 1; i < calls; i++ {
+			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"big"}`+"\n", i)
+		}
+	}()
+	// At most behindCalls more run, fewer once their answers fill the
+	// budget's worth; the rest wait (without the wait all 100 ran).
+	last, steady := int64(-1), 0
+	for deadline := time.Now().Add(10 * time.Second); steady < 6 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if n := d.made.Load(); n == last {
+			steady++
+		} else {
+			last, steady = n, 0
+		}
+	}
+	if last > 1+behindCalls {
+		t.Fatalf("%d answers of %d bytes made while none was read; want at most %d", last, size, 1+behindCalls)
+	}
+	r := bufio.NewReaderSize(outR, 1<<16)
+	for i := range calls {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		if !strings.Contains(line, `"result":"xxx`) || len(line) < size {
+			t.Fatalf("answer %d: %.100s (%d bytes)", i, line, len(line))
+		}
+	}
+	if n := d.made.Load(); n != calls {
+		t.Fatalf("%d calls ran, want %d", n, calls)
+	}
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	<-done
 }

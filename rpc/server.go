@@ -153,6 +153,7 @@ func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
 // SetBudget sets the in-flight budget (see Handle) before Run.
 func (s *Server) SetBudget(n int64) {
 	s.budget, s.budgetSize = semaphore.NewWeighted(n), n
+	s.stream.waitingMax = n
 }
 
 // Quiet says whether the connection has nothing under way: no further
@@ -535,6 +536,12 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 	// a client that is not reading (see lineStream.writeLineNow).
 	answer := func(inline bool) {
 		defer release()
+		if !inline && sem == h.s.budget && weight > 0 {
+			// Its answer might wait behind answers the client has not
+			// read: it may wait before running instead (waitForRoom).
+			done := h.s.stream.waitForRoom(h.ctx)
+			defer done()
+		}
 		result, err := safeRun(h.ctx, run)
 		// What a result leaves for after its answer runs whatever becomes
 		// of the answer: a notification gets none, an error or a broken

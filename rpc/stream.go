@@ -3,6 +3,7 @@ package rpc
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -52,6 +53,17 @@ type lineStream struct {
 	queue  [][]byte
 	queued int
 	qdone  chan struct{}
+
+	// waiting counts the bytes of lines waiting in writeLine (answers
+	// and notifications of running calls that the client has not taken
+	// yet); behindRunning the calls waitForRoom let run while the client
+	// was behind whose answers are not written yet. wake, while a call
+	// waits there, is closed when either falls. Under wamu.
+	wamu          sync.Mutex
+	waiting       int64
+	waitingMax    int64
+	behindRunning int
+	wake          chan struct{}
 
 	// atEOF is called once when input ends, before ReadObject returns
 	// io.EOF: it drains running calls so that they can still answer.
@@ -169,6 +181,8 @@ type Appender interface {
 // writeLine writes one or more whole lines, each ending in '\n', with one
 // Write: no other line can come between them.
 func (s *lineStream) writeLine(line []byte) error {
+	s.addWaiting(int64(len(line)))
+	defer s.addWaiting(-int64(len(line)))
 	// Lines the read goroutine left behind (writeLineNow) answered
 	// requests read before this line's was, or were sent before it: they
 	// go first, as they did when the read goroutine wrote them itself.
@@ -244,6 +258,74 @@ func (s *lineStream) writeLineNow(line []byte) error {
 	}
 	s.leaveBehind(line[n:], true)
 	return nil
+}
+
+// addWaiting counts d bytes in (or, negative, out of) writeLine.
+func (s *lineStream) addWaiting(d int64) {
+	s.wamu.Lock()
+	defer s.wamu.Unlock()
+	s.waiting += d
+	if d < 0 {
+		s.wakeLocked()
+	}
+}
+
+// wakeLocked lets the calls waitForRoom holds look again.
+func (s *lineStream) wakeLocked() {
+	if s.wake != nil {
+		close(s.wake)
+		s.wake = nil
+	}
+}
+
+// Bounds of waitForRoom: past backedUp bytes waiting in writeLine the
+// client is taken to be behind, and at most behindCalls calls run at once
+// that started then, while at most waitingMax bytes wait.
+const (
+	backedUp    = 1 << 20
+	behindCalls = 8
+)
+
+// waitForRoom is called by a call before it runs. While the client keeps
+// up (at most backedUp bytes waiting in writeLine) it returns at once.
+// Once the client is behind, the call waits until at most waitingMax bytes
+// wait and fewer than behindCalls calls that started that way have yet to
+// see their answers written; done, called once the call's answer is
+// written, frees its place. A client that sends requests without reading
+// the answers (a Read's can be megabytes) had every call admitted by the
+// in-flight budget, a thousand, hold its finished answer: gigabytes (an
+// adversarial review: 3.3 GB). Waiting, a call holds only its params,
+// which the budget bounds, and requests past the budget are refused BUSY
+// as ever; the read goroutine never waits here. A call waits at most
+// until ctx ends (shutdown), and runs then, to answer as aborted.
+func (s *lineStream) waitForRoom(ctx context.Context) (done func()) {
+	for {
+		s.wamu.Lock()
+		if s.waitingMax <= 0 || s.waiting <= backedUp {
+			s.wamu.Unlock()
+			return func() {}
+		}
+		if s.waiting <= s.waitingMax && s.behindRunning < behindCalls {
+			s.behindRunning++
+			s.wamu.Unlock()
+			return func() {
+				s.wamu.Lock()
+				defer s.wamu.Unlock()
+				s.behindRunning--
+				s.wakeLocked()
+			}
+		}
+		if s.wake == nil {
+			s.wake = make(chan struct{})
+		}
+		wake := s.wake
+		s.wamu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return func() {}
+		}
+	}
 }
 
 // maxBehind bounds the memory of lines writeLineNow leaves behind (their
