@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -164,7 +163,7 @@ func integerOrStringID(raw json.RawMessage) bool {
 	case len(raw) == 0 || string(raw) == "null":
 		return true
 	case raw[0] == '"':
-		return utf8.Valid(raw)
+		return unicodeString(raw)
 	}
 	_, err := strconv.ParseInt(string(raw), 10, 64)
 	return err == nil

@@ -734,13 +734,60 @@ func wireID(raw json.RawMessage) (json.RawMessage, bool) {
 	if raw[0] == '"' {
 		// An id that is not UTF-8 could be echoed neither as sent (the
 		// output must be UTF-8) nor changed (the client could not match it).
-		return raw, utf8.Valid(raw)
+		return raw, unicodeString(raw)
 	}
 	// jsonrpc2 reads a request's numeric id as an int64.
 	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n >= 0 && raw[0] != '-' {
 		return raw, true
 	}
 	return nil, false
+}
+
+// unicodeString says whether a JSON string (as written, quotes included)
+// is UTF-8 and escapes no lone surrogate ("\ud800"): decoding turns one
+// into U+FFFD, and an id answered with U+FFFD matches nothing the client
+// sent (an adversarial review), so such an id is refused as one that is
+// not UTF-8 is.
+func unicodeString(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
+		if raw[i+1] != 'u' {
+			i += 2
+		} else {
+			r := hex4(raw[i+2:])
+			switch {
+			case r >= 0xd800 && r < 0xdc00 && len(raw) >= i+12 && raw[i+6] == '\\' && raw[i+7] == 'u':
+				if low := hex4(raw[i+8:]); low < 0xdc00 || low >= 0xe000 {
+					return false
+				}
+				i += 12
+			case r >= 0xd800 && r < 0xe000:
+				return false
+			default:
+				i += 6
+			}
+		}
+		j := bytes.IndexByte(raw[min(i, len(raw)):], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	return true
+}
+
+// hex4 reads the four hex digits of a \u escape; -1 if they are not.
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	n, err := strconv.ParseUint(string(b[:4]), 16, 32)
+	if err != nil {
+		return -1
+	}
+	return int(n)
 }
 
 // A request id that is a number jsonrpc2 cannot carry (negative,
