@@ -17,6 +17,14 @@ func autoSessionWithHome(t *testing.T, bin, home, ws, data string) rpcClient {
 	return c
 }
 
+// homeWithKey returns a new home directory holding ~/.ssh/id_rsa with key.
+func homeWithKey(t *testing.T, key string) string {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte(key+"\n"), 0o600)
+	return home
+}
+
 // The Bash denylist held for Bash only: under auto, where an outside path
 // needs no card, Read of ~/.ssh/id_rsa and a Write of
 // ~/.ssh/authorized_keys ran (a review against the design, section 5).
@@ -24,9 +32,7 @@ func autoSessionWithHome(t *testing.T, bin, home, ws, data string) rpcClient {
 func TestFileToolsMeetTheDenylist(t *testing.T) {
 	bin := buildBinary(t)
 	ws, data := newWorkspace(t)
-	home := t.TempDir()
-	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
-	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("SECRETKEY\n"), 0o600)
+	home := homeWithKey(t, "SECRETKEY")
 	os.WriteFile(filepath.Join(home, "notes.txt"), []byte("notes\n"), 0o644)
 	os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "keys"))
 	c := autoSessionWithHome(t, bin, home, ws, data)
@@ -119,9 +125,7 @@ func TestDenylistEntriesThatAreLinks(t *testing.T) {
 func TestBashDenylistFollowsWorkspaceLinksHoweverNamed(t *testing.T) {
 	bin := buildBinary(t)
 	ws, data := newWorkspace(t)
-	home := t.TempDir()
-	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
-	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("PRIVATEKEY\n"), 0o600)
+	home := homeWithKey(t, "PRIVATEKEY")
 	os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(ws, "s"))
 	c := autoSessionWithHome(t, bin, home, ws, data)
 	for i, cmd := range []string{"cat " + filepath.Join(ws, "s", "id_rsa"), "cat $PWD/s/id_rsa", "cat ?/id_rsa", "cat */id_rsa"} {
