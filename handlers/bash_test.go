@@ -746,7 +746,23 @@ func TestDenylistLinksReachedOtherwise(t *testing.T) {
 	os.MkdirAll(filepath.Join(ws, "sub", "deep"), 0o755)
 	os.Symlink("/home/me/.aws", filepath.Join(ws, "sub", "deep", "a"))
 	os.MkdirAll(filepath.Join(ws, "src"), 0o755)
+	// A chain of links inside the workspace that ends outside (a second
+	// review): a -> d1, d1/b -> ../d2, d2/k -> ~/.ssh.
+	os.MkdirAll(filepath.Join(ws, "d1"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "d2"), 0o755)
+	os.Symlink("d1", filepath.Join(ws, "a"))
+	os.Symlink("../d2", filepath.Join(ws, "d1", "b"))
+	os.Symlink("/home/me/.ssh", filepath.Join(ws, "d2", "k"))
+	// The workspace reached by an alias of its path (macOS's /var ->
+	// /private/var): the workspace is kept resolved.
+	alias := filepath.Join(t.TempDir(), "alias")
+	os.Symlink(ws, alias)
 	for _, cmd := range []string{
+		"cat a/*/k/id_rsa",
+		"cat a/?/?/id_rsa",
+		"cat a/*/*/id_rsa",
+		"cat " + alias + "/s/id_rsa",
+		"cat " + alias + "/?/id_rsa",
 		"cat " + ws + "/s/id_rsa",
 		"cat $PWD/s/id_rsa",
 		"cat ~+/h/.ssh/id_rsa",

@@ -427,13 +427,14 @@ func firstDenied(words []string, entries [][]string, workspace, home string) str
 	}
 	seen := make(map[string]bool, len(words))
 	globs := globCache{}
+	budget := globLinkBudget // directory entries the command's globs may look at (workspaceLinks)
 	for _, w := range words {
 		for _, word := range gluedPaths(w) {
 			if seen[word] {
 				continue
 			}
 			seen[word] = true
-			if d := deniedReading(word, entries, workspace, home, opts, globs); d {
+			if d := deniedReading(word, entries, workspace, home, opts, globs, &budget); d {
 				return w
 			}
 		}
@@ -442,37 +443,74 @@ func firstDenied(words []string, entries [][]string, workspace, home string) str
 }
 
 // deniedReading says whether a path word names one of the entries
-// outside the workspace.
-func deniedReading(word string, entries [][]string, workspace, home string, opts globOpts, globs globCache) bool {
-	for _, p := range pathReadings(word, workspace, home) {
-		readings := []string{p}
-		if workspace != "" && sandbox.LexicallyInside(workspace, p) {
-			// Inside as written (/ws/s/id_rsa, $PWD/s/id_rsa, ~+/s/...):
-			// a link under the workspace may still lead out, as for a
-			// relative word.
-			readings = nil
-			if rel, err := filepath.Rel(workspace, p); err == nil && rel != "." {
-				for _, r := range workspaceLinks(rel, workspace) {
-					readings = append(readings, walkPath(r, workspace, home)...)
-				}
-			}
-		}
-		for _, q := range readings {
-			if q == anyPath {
+// outside the workspace: as written, as resolved (a workspace reached by
+// an alias of its path, a link elsewhere), and, for a reading inside the
+// workspace, through the links there, a link to another place inside
+// followed up to maxLinkHops times.
+func deniedReading(word string, entries [][]string, workspace, home string, opts globOpts, globs globCache, budget *int) bool {
+	named := func(q string) bool {
+		pc := components(q)
+		for _, ec := range entries {
+			if globs.namesEntry(pc, ec, opts) {
 				return true
 			}
-			if workspace != "" && sandbox.LexicallyInside(workspace, q) {
-				continue
-			}
-			pc := components(q)
-			for _, ec := range entries {
-				if globs.namesEntry(pc, ec, opts) {
+		}
+		return false
+	}
+	inside := func(q string) bool { return workspace != "" && sandbox.LexicallyInside(workspace, q) }
+	queue := pathReadings(word, workspace, home, budget)
+	for hop := 0; len(queue) > 0 && hop <= maxLinkHops; hop++ {
+		var next []string
+		for _, p := range queue {
+			switch {
+			case p == anyPath:
+				return true
+			case !inside(p):
+				if named(p) {
 					return true
+				}
+				if r := resolvedPath(p); r != p {
+					if inside(r) {
+						next = append(next, r)
+					} else if named(r) {
+						return true
+					}
+				}
+			default:
+				// Inside as written (/ws/s/id_rsa, $PWD/s/id_rsa,
+				// ~+/s/...): a link under the workspace may still lead
+				// out, as for a relative word.
+				if rel, err := filepath.Rel(workspace, p); err == nil && rel != "." {
+					for _, r := range workspaceLinks(rel, workspace, budget) {
+						next = append(next, walkPath(r, workspace, home)...)
+					}
 				}
 			}
 		}
+		queue = next
 	}
 	return false
+}
+
+// maxLinkHops bounds how often deniedReading follows a link that leads
+// to another place inside the workspace (a -> d1, d1/b -> ../d2, ...).
+const maxLinkHops = 8
+
+// resolvedPath returns p with the links of its longest existing part
+// resolved; p when nothing of it resolves.
+func resolvedPath(p string) string {
+	q, tail := p, ""
+	for {
+		if real, err := filepath.EvalSymlinks(q); err == nil {
+			return real + tail
+		}
+		parent := filepath.Dir(q)
+		if parent == q {
+			return p
+		}
+		tail = "/" + filepath.Base(q) + tail
+		q = parent
+	}
 }
 
 // gluedPaths returns a word and the paths glued to the front of it: a
@@ -561,7 +599,7 @@ var dirStackRe = regexp.MustCompile(`^[+-]?[0-9]*$`)
 // aliases are followed (see walkPath). A component that is a glob
 // matching ".." (.?, .*: bash before 5.2, macOS's 3.2, matches it) is
 // also read as "..".
-func pathReadings(word, workspace, home string) []string {
+func pathReadings(word, workspace, home string, budget *int) []string {
 	if strings.Contains(word, "$") {
 		word = homeVars.ReplaceAllStringFunc(word, func(v string) string {
 			if v == "$HOME" {
@@ -601,7 +639,7 @@ func pathReadings(word, workspace, home string) []string {
 	if len(bases) == 0 && workspace != "" && !strings.HasPrefix(word, "/") {
 		// Relative: inside the workspace, unless a link on the way leads
 		// out (a repository may ship one to ~/.ssh).
-		paths = append(paths, workspaceLinks(word, workspace)...)
+		paths = append(paths, workspaceLinks(word, workspace, budget)...)
 	}
 	var out []string
 	for _, p := range paths {
@@ -669,10 +707,11 @@ func linkedReading(word, workspace string) string {
 // word's own link resolution (linkedReading), and, when a component is a
 // glob (?/id_rsa, */.ssh/x, [s]/id_rsa), each link the glob can name on
 // the way, followed by the rest of the word (an adversarial review: a
-// glob was not expanded through the link it matched). Directories are
-// expanded up to globLinkBudget entries: past that a link is missed, as
-// the words a command builds at run time are (the list is a tripwire).
-func workspaceLinks(word, workspace string) []string {
+// glob was not expanded through the link it matched). The globs of one
+// command look at budget directory entries in all: past that a link is
+// missed, as the words a command builds at run time are (the list is a
+// tripwire), and no directory is read.
+func workspaceLinks(word, workspace string, budget *int) []string {
 	var out []string
 	if r := linkedReading(word, workspace); r != "" {
 		out = append(out, r)
@@ -681,7 +720,6 @@ func workspaceLinks(word, workspace string) []string {
 		return out
 	}
 	parts := strings.Split(word, "/")
-	budget := globLinkBudget
 	var walk func(dir string, i int)
 	walk = func(dir string, i int) {
 		for i < len(parts) && (parts[i] == "" || parts[i] == ".") {
@@ -693,15 +731,18 @@ func workspaceLinks(word, workspace string) []string {
 		rest := strings.Join(parts[i+1:], "/")
 		names := []string{parts[i]}
 		if strings.ContainsAny(parts[i], "*?[") {
-			ents, err := os.ReadDir(dir)
+			if *budget <= 0 {
+				return
+			}
+			f, err := os.Open(dir)
 			if err != nil {
 				return
 			}
+			ents, _ := f.ReadDir(*budget)
+			f.Close()
+			*budget -= len(ents)
 			names = names[:0]
 			for _, e := range ents {
-				if budget--; budget < 0 {
-					return
-				}
 				// Hidden names too: a shell option (dotglob) may be
 				// set where this cannot see it.
 				if globMatch(parts[i], e.Name()) {
@@ -728,7 +769,7 @@ func workspaceLinks(word, workspace string) []string {
 }
 
 // globLinkBudget bounds the directory entries workspaceLinks looks at for
-// one word.
+// one command.
 const globLinkBudget = 4096
 
 // linkTarget is where a link leads: resolved, or, for a link to what does
