@@ -662,8 +662,8 @@ func (c *call) sensitiveTarget(ctx context.Context) *ToolResult {
 			if filepath.IsAbs(p) {
 				q := filepath.Join(p, lit)
 				paths = append(paths, q)
-				if real, err := filepath.EvalSymlinks(q); err == nil && real != q {
-					paths = append(paths, real)
+				if r := resolvedPath(q); r != q {
+					paths = append(paths, r)
 				}
 			}
 		}

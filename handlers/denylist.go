@@ -458,7 +458,7 @@ func deniedReading(word string, entries [][]string, workspace, home string, opts
 		return false
 	}
 	inside := func(q string) bool { return workspace != "" && sandbox.LexicallyInside(workspace, q) }
-	queue := pathReadings(word, workspace, home, budget)
+	queue := pathReadings(word, workspace, home)
 	for hop := 0; len(queue) > 0 && hop <= maxLinkHops; hop++ {
 		var next []string
 		for _, p := range queue {
@@ -497,12 +497,19 @@ func deniedReading(word string, entries [][]string, workspace, home string, opts
 const maxLinkHops = 8
 
 // resolvedPath returns p with the links of its longest existing part
-// resolved; p when nothing of it resolves.
+// resolved (a link there to what does not exist, yet, reads as where it
+// points); p when nothing of it resolves.
 func resolvedPath(p string) string {
 	q, tail := p, ""
 	for {
 		if real, err := filepath.EvalSymlinks(q); err == nil {
 			return real + tail
+		}
+		if target, err := os.Readlink(q); err == nil {
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(q), target)
+			}
+			return filepath.Clean(target + tail)
 		}
 		parent := filepath.Dir(q)
 		if parent == q {
@@ -594,12 +601,12 @@ var dirStackRe = regexp.MustCompile(`^[+-]?[0-9]*$`)
 // name: a home spelling is the home directory ($HOME anywhere, ~; ~user is that
 // user's home as the system says, and as /root, /home/user and
 // /Users/user); ~+ and ~- are the workspace (the cwd, and the cwd before
-// a cd); a relative word with ".." is resolved against the workspace, so
-// ../../.ssh is seen (one without ".." stays in the workspace); procfs
+// a cd); a relative word is read against the workspace, so ../../.ssh is
+// seen (deniedReading follows the links of a reading inside it); procfs
 // aliases are followed (see walkPath). A component that is a glob
 // matching ".." (.?, .*: bash before 5.2, macOS's 3.2, matches it) is
 // also read as "..".
-func pathReadings(word, workspace, home string, budget *int) []string {
+func pathReadings(word, workspace, home string) []string {
 	if strings.Contains(word, "$") {
 		word = homeVars.ReplaceAllStringFunc(word, func(v string) string {
 			if v == "$HOME" {
@@ -626,7 +633,9 @@ func pathReadings(word, workspace, home string, budget *int) []string {
 		}
 	} else if strings.HasPrefix(word, "/") {
 		bases = []string{""}
-	} else if workspace != "" && (strings.Contains(word, "..") || dotDotGlob(word)) {
+	} else if workspace != "" {
+		// Relative: in the workspace, where deniedReading follows the
+		// links that lead out (a repository may ship one to ~/.ssh).
 		bases, rest = []string{workspace}, "/"+word
 	}
 	var paths []string
@@ -635,11 +644,6 @@ func pathReadings(word, workspace, home string, budget *int) []string {
 			continue // an unknown home
 		}
 		paths = append(paths, b+rest)
-	}
-	if len(bases) == 0 && workspace != "" && !strings.HasPrefix(word, "/") {
-		// Relative: inside the workspace, unless a link on the way leads
-		// out (a repository may ship one to ~/.ssh).
-		paths = append(paths, workspaceLinks(word, workspace, budget)...)
 	}
 	var out []string
 	for _, p := range paths {
@@ -660,51 +664,9 @@ func pathReadings(word, workspace, home string, budget *int) []string {
 	return out
 }
 
-// dotDotGlob says whether a component of a relative word is a glob that
-// matches ".." (.?, .*, .[.]: bash before 5.2 and macOS's 3.2 match it).
-func dotDotGlob(word string) bool {
-	for _, c := range strings.Split(word, "/") {
-		if len(c) > 1 && c[0] == '.' && strings.ContainsAny(c, "*?[") && globMatch(c, "..") {
-			return true
-		}
-	}
-	return false
-}
-
-// linkedReading returns where a relative word leads through the links that
-// exist now under the workspace, "" when that is where it reads: the
-// longest part of it that exists has its links resolved.
-func linkedReading(word, workspace string) string {
-	lexical := filepath.Join(workspace, word)
-	q, tail := lexical, ""
-	for sandbox.Within(workspace, q) {
-		if real, err := filepath.EvalSymlinks(q); err == nil {
-			r := real + tail
-			if r == lexical {
-				return ""
-			}
-			return r
-		}
-		if target, err := os.Readlink(q); err == nil {
-			// A link to what does not exist (yet): where it points.
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(q), target)
-			}
-			return filepath.Clean(target + tail)
-		}
-		parent := filepath.Dir(q)
-		if parent == q {
-			break
-		}
-		tail = "/" + filepath.Base(q) + tail
-		q = parent
-	}
-	return ""
-}
-
 // workspaceLinks returns where a workspace-relative word leads through
 // the links under the workspace, none when that is where it reads: the
-// word's own link resolution (linkedReading), and, when a component is a
+// word with its links resolved (resolvedPath), and, when a component is a
 // glob (?/id_rsa, */.ssh/x, [s]/id_rsa), each link the glob can name on
 // the way, followed by the rest of the word (an adversarial review: a
 // glob was not expanded through the link it matched). The globs of one
@@ -713,7 +675,8 @@ func linkedReading(word, workspace string) string {
 // tripwire), and no directory is read.
 func workspaceLinks(word, workspace string, budget *int) []string {
 	var out []string
-	if r := linkedReading(word, workspace); r != "" {
+	lexical := filepath.Join(workspace, word)
+	if r := resolvedPath(lexical); r != lexical {
 		out = append(out, r)
 	}
 	if !strings.ContainsAny(word, "*?[") {
@@ -756,9 +719,7 @@ func workspaceLinks(word, workspace string, budget *int) []string {
 			switch {
 			case err != nil:
 			case fi.Mode()&os.ModeSymlink != 0:
-				if t := linkTarget(next); t != "" {
-					out = append(out, strings.TrimSuffix(t+"/"+rest, "/"))
-				}
+				out = append(out, strings.TrimSuffix(resolvedPath(next)+"/"+rest, "/"))
 			case fi.IsDir():
 				walk(next, i+1)
 			}
@@ -771,22 +732,6 @@ func workspaceLinks(word, workspace string, budget *int) []string {
 // globLinkBudget bounds the directory entries workspaceLinks looks at for
 // one command.
 const globLinkBudget = 4096
-
-// linkTarget is where a link leads: resolved, or, for a link to what does
-// not exist, where it points.
-func linkTarget(link string) string {
-	if real, err := filepath.EvalSymlinks(link); err == nil {
-		return real
-	}
-	t, err := os.Readlink(link)
-	if err != nil {
-		return ""
-	}
-	if !filepath.IsAbs(t) {
-		t = filepath.Join(filepath.Dir(link), t)
-	}
-	return filepath.Clean(t)
-}
 
 // homeVars matches $HOME, $PWD and $OLDPWD anywhere in a word
 // (/$HOME/.ssh is //home/me/.ssh).

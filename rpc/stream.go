@@ -752,28 +752,25 @@ func unicodeString(raw []byte) bool {
 	if !utf8.Valid(raw) {
 		return false
 	}
-	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
-		if raw[i+1] != 'u' {
-			i += 2
-		} else {
-			r := hex4(raw[i+2:])
-			switch {
-			case r >= 0xd800 && r < 0xdc00 && len(raw) >= i+12 && raw[i+6] == '\\' && raw[i+7] == 'u':
-				if low := hex4(raw[i+8:]); low < 0xdc00 || low >= 0xe000 {
-					return false
-				}
-				i += 12
-			case r >= 0xd800 && r < 0xe000:
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i++; raw[i] != 'u' {
+			continue // \" \\ \n ...: i is on the escaped byte
+		}
+		// raw[i+1:i+5] are the digits (the line is valid JSON).
+		switch r := hex4(raw[i+1:]); {
+		case r < 0xd800 || r >= 0xe000:
+			i += 4
+		case r >= 0xdc00 || len(raw) < i+11 || raw[i+5] != '\\' || raw[i+6] != 'u':
+			return false // a low half first, or a high half alone
+		default:
+			if low := hex4(raw[i+7:]); low < 0xdc00 || low >= 0xe000 {
 				return false
-			default:
-				i += 6
 			}
+			i += 10
 		}
-		j := bytes.IndexByte(raw[min(i, len(raw)):], '\\')
-		if j < 0 {
-			break
-		}
-		i += j
 	}
 	return true
 }
