@@ -159,8 +159,13 @@ func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
 			start := time.Now()
 			t.Logf("signalling at %s", start.UTC().Format("15:04:05.000000"))
 			h.cmd.Process.Signal(sig)
+			// PROTOCOL section 1: "pending waits resolve as deny".
+			// The card is withdrawn: the client closes it.
+			if l := h.next(t, `{"method":"permission.cancelled"}`); !strings.Contains(l, `"toolCallId":"w"`) || !strings.Contains(l, `"reason":"cancelled"`) {
+				t.Fatalf("withdrawal: %s", l)
+			}
 			r := c.result(2)
-			if r["errorCode"] != "TOOL_ABORTED" {
+			if r["errorCode"] != "TOOL_DENIED" || r["decision"] != "deny" {
 				t.Fatalf("pending call after %v: %v", sig, r)
 			}
 			if code := h.wait(t); code != 0 {
@@ -170,7 +175,7 @@ func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
 				t.Fatalf("exit took %v, want < 3s", d)
 			}
 			if _, err := os.Stat(filepath.Join(ws, "x")); err == nil {
-				t.Fatal("the aborted write ran")
+				t.Fatal("the denied write ran")
 			}
 			// The database was closed cleanly: it opens again.
 			h2 := startHost(t, bin, "--data-dir", data)

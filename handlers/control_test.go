@@ -612,3 +612,80 @@ func TestPluginIntegerArgumentsFollowTheSchema(t *testing.T) {
 		t.Errorf("n: 1.5: %+v", r)
 	}
 }
+
+// A deny that reached the call as a tools.cancel arrived was answered as
+// TOOL_ABORTED, audited "cancelled", and the cancel claimed it (a review
+// found 39 of 40 such races so). The user's deny stands: TOOL_DENIED,
+// "deny", and the cancel ended nothing.
+func TestDenyRacingACancelStaysADeny(t *testing.T) {
+	fc := &fakeClient{}
+	s := newTestServer(t, fc)
+	newSession(t, s, "s1", perms.OpAgent, perms.ModeAsk)
+	open := make(chan struct{})
+	fc.call = func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		close(open)
+		<-ctx.Done() // the deny lands as the cancel does
+		return json.RawMessage(`{"decision":"deny"}`), nil
+	}
+	raw, _ := json.Marshal(ExecuteParams{SessionID: "s1", TurnID: "t1", ToolCallID: "w", ToolName: "Write", Args: json.RawMessage(`{"path":"x.txt","content":"x"}`)})
+	done := make(chan *ToolResult, 1)
+	go func() {
+		out, err := s.execute(context.Background(), raw, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out.(*ToolResult)
+	}()
+	<-open
+	got, err := s.toolsCancel(t.Context(), json.RawMessage(`{"sessionId":"s1","toolCallId":"w"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.ErrorCode != CodeToolDenied || r.Decision != decDeny {
+		t.Errorf("result %s %s, want TOOL_DENIED deny", r.ErrorCode, r.Decision)
+	}
+	if got.(map[string]bool)["cancelled"] {
+		t.Errorf("tools.cancel claimed a denied call: %v", got)
+	}
+	rows, err := s.store.QueryAudit(t.Context(), store.AuditFilter{SessionID: "s1", ToolCallID: "w"})
+	if err != nil || len(rows) != 1 || rows[0].Decision != decDeny {
+		t.Errorf("audit %+v %v, want one deny row", rows, err)
+	}
+}
+
+// A call read before its session was deleted, and started after, was
+// audited "policy-deny": no policy refused it; it was cancelled.
+func TestCallOfADeletedSessionIsAuditedCancelled(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	newSession(t, s, "s1", perms.OpAgent, perms.ModeAuto)
+	raw, _ := json.Marshal(ExecuteParams{SessionID: "s1", TurnID: "t1", ToolCallID: "r", ToolName: "Read", Args: json.RawMessage(`{"path":"missing.txt"}`)})
+	runIt, _ := s.Route("tools.execute", raw)
+	deleted := make(chan error, 1)
+	go func() {
+		_, err := s.sessionDelete(context.Background(), json.RawMessage(`{"sessionId":"s1"}`))
+		deleted <- err
+	}()
+	// The call starts once the delete has begun (and waits for it).
+	rt := s.runtime("s1")
+	for {
+		rt.mu.Lock()
+		d := rt.deleted
+		rt.mu.Unlock()
+		if d {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	out, err := runIt(t.Context())
+	if derr := <-deleted; derr != nil {
+		t.Fatal(derr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.(*ToolResult)
+	if r.ErrorCode != CodeToolAborted || r.Decision != decCancel {
+		t.Errorf("result %s %q, want TOOL_ABORTED cancelled", r.ErrorCode, r.Decision)
+	}
+}

@@ -345,6 +345,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	defer cancel(nil)
 	if deleted := c.rt.start(tk.entry, cancel); deleted {
 		tk.entry.stopped = true
+		a.decision = decCancel // cancelled before anything was decided
 		return s.finish(ctx, c, a, failResult(CodeToolAborted, "session was deleted"))
 	}
 
@@ -370,9 +371,10 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	}
 
 	res := s.decideAndRun(cctx, c, a, tk)
-	if !res.OK && cctx.Err() != nil && res.ErrorCode != CodeToolTimeout && res.ErrorCode != CodeToolAborted {
+	if !res.OK && cctx.Err() != nil && res.ErrorCode != CodeToolTimeout && res.ErrorCode != CodeToolAborted && res.Decision != decDeny {
 		// A call cancelled at any step (a precheck's store read, the
-		// body) failed because it was cancelled: it ends as aborted.
+		// body) failed because it was cancelled: it ends as aborted. A
+		// card denied (withdrawn as hostcore stops) stays denied.
 		res = aborted(cctx)
 	}
 	if res.ErrorCode == CodeToolAborted && a.decision == decPolicy {
@@ -503,6 +505,11 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		default:
 			if req.Outside {
 				a.external = "denied"
+			}
+			if ans.Withdrawn {
+				r := failResult(CodeToolDenied, "the permission request was withdrawn unanswered (%s), which is a deny; the tool did not run", context.Cause(ctx))
+				r.Decision = decDeny
+				return r
 			}
 			return denied(ans.Decision, ctx)
 		}

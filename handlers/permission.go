@@ -48,9 +48,15 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		return decision, err
 	})
 	ans := perms.Wait(ctx, asker, s.cfg.PermissionTimeout)
-	if ans.Decision == "timeout" || ans.Decision == "cancelled" {
+	if ans.Decision == "timeout" || ans.Decision == "cancelled" || ans.Withdrawn {
+		// The client closes the card. One withdrawn as hostcore stops is
+		// denied, and says "cancelled": nobody answered it.
+		reason := ans.Decision
+		if ans.Withdrawn {
+			reason = "cancelled"
+		}
 		s.client.Notify(context.WithoutCancel(ctx), "permission.cancelled", map[string]string{
-			"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "reason": ans.Decision,
+			"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "reason": reason,
 		})
 	}
 	return ans

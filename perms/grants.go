@@ -69,6 +69,20 @@ type Answer struct {
 	// Unseen: the card never reached the client (its input had closed):
 	// the call is denied, but no one was asked.
 	Unseen bool
+	// Withdrawn: hostcore stopped while the card was open (shutdown, a
+	// signal, the client gone): nobody will answer it, which PROTOCOL
+	// section 1 resolves as a deny; the card is to be withdrawn.
+	Withdrawn bool
+}
+
+// Stopping is implemented by the cause a call's context is cancelled
+// with when hostcore stops: a card open then is denied, not cancelled.
+type Stopping interface{ Stopping() bool }
+
+// stopped says whether ctx ended because hostcore is stopping.
+func stopped(ctx context.Context) bool {
+	var st Stopping
+	return errors.As(context.Cause(ctx), &st) && st.Stopping()
 }
 
 // Allowed reports whether the answer lets the call run.
@@ -77,7 +91,8 @@ func (a Answer) Allowed() bool { return a.Decision == AllowOnce || a.Decision ==
 // Wait sends the card and waits at most timeout. It fails closed: a reply
 // that is not one of the three decisions, an error reply, a vanished client
 // or no reply in time is a deny ("timeout" when the timer fired,
-// "cancelled" when ctx ended first).
+// "cancelled" when ctx ended first, a deny Withdrawn when ctx ended because
+// hostcore is stopping).
 func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
@@ -89,6 +104,8 @@ func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 	switch {
 	case err == nil && (got == AllowOnce || got == AllowSession || got == DenyAnswer):
 		ans.Decision = got
+	case ctx.Err() != nil && stopped(ctx):
+		ans.Decision, ans.Withdrawn = DenyAnswer, true
 	case ctx.Err() != nil:
 		ans.Decision = "cancelled"
 	case errors.Is(err, context.DeadlineExceeded) || wctx.Err() != nil:

@@ -137,13 +137,30 @@ func TestWaitFailsClosed(t *testing.T) {
 			cancel()
 			return ctx
 		}, "cancelled"},
+		// hostcore stopping (shutdown, a signal, the client gone): nobody
+		// will answer, which PROTOCOL section 1 resolves as a deny.
+		{"stopping", block, func() context.Context {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(stoppingCause{})
+			child, done := context.WithCancel(ctx) // as a call's context derives
+			_ = done
+			return child
+		}, DenyAnswer},
 	} {
 		got := Wait(c.ctx(), c.a, 50*time.Millisecond)
 		if got.Decision != c.want {
 			t.Errorf("%s: decision %q, want %q", c.name, got.Decision, c.want)
+		}
+		if got.Withdrawn != (c.name == "stopping") {
+			t.Errorf("%s: Withdrawn = %v", c.name, got.Withdrawn)
 		}
 		if got.Allowed() != (c.want == AllowOnce || c.want == AllowSession) {
 			t.Errorf("%s: Allowed() = %v", c.name, got.Allowed())
 		}
 	}
 }
+
+type stoppingCause struct{}
+
+func (stoppingCause) Error() string  { return "stopping" }
+func (stoppingCause) Stopping() bool { return true }

@@ -280,12 +280,23 @@ func fileFd(f *os.File) int {
 	return fd
 }
 
+// stopping is the cause calls are cancelled with when hostcore stops
+// (perms.Stopping).
+type stopping string
+
+func (e stopping) Error() string  { return string(e) }
+func (e stopping) Stopping() bool { return true }
+
 // Run serves until input ends and every running call has answered (nil),
 // or until ctx ends or the client vanishes: then running calls see their
 // context cancelled and get DrainTimeout to answer.
 func (s *Server) Run(ctx context.Context, d Dispatcher) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// Calls run under a context ended with the reason hostcore stops, so
+	// that a card open then is denied (PROTOCOL section 1: "pending waits
+	// resolve as deny"), where a tools.cancel cancels it.
+	outer := ctx
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(outer))
+	defer cancel(nil)
 	defer close(s.workers.quit)
 	s.stream.atEOF = func() {
 		// Nobody is left to answer cards or questions: end their waits now,
@@ -303,18 +314,18 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	defer s.conn.Close()
 	stopWatch := s.watchOutput()
 	defer stopWatch()
+	why := stopping("hostcore is shutting down")
 	select {
 	case <-s.conn.DisconnectNotify():
 		return nil
-	case <-ctx.Done():
+	case <-outer.Done():
 	case <-s.gone:
 		s.log.Warn("client vanished: stdout reader closed; cancelling all calls")
+		why = "the client went away"
 	}
-	// Running calls see ctx cancelled and end as aborted. inputCancel is
-	// not called here: it would race the cancellation down the context tree
-	// and make a pending card read as "no client" (a deny) instead of
-	// "cancelled".
-	cancel()
+	// Running calls see ctx cancelled and end as aborted; a call waiting
+	// on its card is denied, the card withdrawn (perms.Wait).
+	cancel(why)
 	// A call blocked writing to a client that stopped reading (a flood of
 	// tool.output) would hold its answer, and its audit row, past the
 	// drain: from now on each write gets writeDrain to complete (the one
