@@ -244,10 +244,13 @@ func appendJSONString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	// vector: the run loop is worth entering. It is left once it stops at
-	// a byte it does not handle, and entered again only after a plain
-	// eight-byte block: text full of such bytes (CJK, tabs, colour codes)
-	// would otherwise enter and leave it at every one of them.
+	// a byte it does not handle, and entered again only after 32 plain
+	// bytes (four eight-byte blocks, one step of it): text full of such
+	// bytes (CJK, tabs, colour codes) would otherwise enter and leave it
+	// at every one of them, slower than bytewise (colour codes between
+	// short words: 630 against 890 MB/s when one plain block sufficed).
 	vector := haveEscapeRun
+	plain := 0 // plain eight-byte blocks since a byte the run loop stops at
 	for i := 0; i < len(s); {
 		if vector && len(s)-i >= 64 {
 			// Plain text and newlines, 32 bytes a step (AVX2; see
@@ -270,7 +273,7 @@ func appendJSONString(dst, s []byte) []byte {
 				if cap(dst)-len(dst) < 96 {
 					continue // out of room: grow and go on
 				}
-				vector = false // stopped at a byte of its own
+				vector, plain = false, 0 // stopped at a byte of its own
 			}
 		}
 		// Skip plain ASCII eight bytes at a time, and then straight to the
@@ -282,7 +285,9 @@ func appendJSONString(dst, s []byte) []byte {
 				break
 			}
 			i += 8
-			vector = haveEscapeRun
+			if plain++; plain >= 4 {
+				vector = haveEscapeRun
+			}
 		}
 		if i >= len(s) {
 			break
@@ -291,6 +296,9 @@ func appendJSONString(dst, s []byte) []byte {
 		if jsonPlain[b] {
 			i++
 			continue
+		}
+		if b != '\n' {
+			plain = 0 // a byte the run loop would stop at
 		}
 		if b < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
