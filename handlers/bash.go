@@ -59,10 +59,10 @@ type bashArgs struct {
 
 // bashPreview is the card's text: the command itself (the envelope
 // redacts secrets and escapes control characters).
-func bashPreview(c *call) string {
+func bashPreview(c *call) (string, string) {
 	var a bashArgs
 	decodeInto(c.args, &a)
-	return a.Command
+	return a.Command, ""
 }
 
 // maxCommandBytes is the longest command bash -lc can be given: Linux

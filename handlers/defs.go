@@ -26,10 +26,10 @@ func builtinDefs() []*toolDef {
 	}, controlDefs()...)
 }
 
-func writePreview(c *call) string {
+func writePreview(c *call) (string, string) {
 	var a writeArgs
 	decodeInto(c.args, &a)
-	return "Write " + c.target.Display + "\n" + a.Content
+	return "Write " + c.target.Display, a.Content
 }
 
 // editPreview shows the change as a unified diff of old_string to
@@ -40,14 +40,15 @@ func writePreview(c *call) string {
 // editCardDiffMax bounds the strings an Edit card diffs.
 const editCardDiffMax = 4 << 20
 
-func editPreview(c *call) string {
+func editPreview(c *call) (string, string) {
 	var a editArgs
 	decodeInto(c.args, &a)
+	head := "Edit " + c.target.Display
 	var b strings.Builder
-	b.WriteString("Edit " + c.target.Display + "\n--- old\n+++ new")
+	b.WriteString("--- old\n+++ new")
 	if len(a.OldString)+len(a.NewString) > editCardDiffMax {
 		fmt.Fprintf(&b, "\n(%d bytes replaced by %d bytes: too large to show as a diff)", len(a.OldString), len(a.NewString))
-		return b.String()
+		return head, b.String()
 	}
 	// Every line of the diff, however many: the card's byte bound cuts it,
 	// saying how much is left. (The review record's line cap, 2000 short
@@ -63,5 +64,5 @@ func editPreview(c *call) string {
 			b.WriteString("\n" + l)
 		}
 	}
-	return b.String()
+	return head, b.String()
 }

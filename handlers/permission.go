@@ -22,10 +22,12 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		"timeoutMs":  s.cfg.PermissionTimeout.Milliseconds(),
 	}
 	if c.hasTarget {
+		// The file, as it is named: a name shaped like a token is a
+		// name (see cardPreview).
 		if c.target.Root == sandbox.RootWorkspace {
-			card["path"] = escapeText(redactCard(c.target.Display, true))
+			card["path"] = escapeText(c.target.Display)
 		} else {
-			card["path"] = escapeText(redactCard(c.target.Abs, true))
+			card["path"] = escapeText(c.target.Abs)
 		}
 	}
 	if c.p.Delegate != "" {
@@ -64,17 +66,25 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 
 // cardPreview is what the user reads on the card: the tool's own preview,
 // or the redacted args, with control characters escaped.
+//
+// A command and a path are shown as they are, secrets included: whatever
+// a card hides can be the name of what runs. A review ran a script named
+// sk-aaaa… (a token's shape) with "bash [REDACTED]" on the card, and two
+// such files read alike; the card goes to the person whose secrets they
+// are. What a Write or an Edit puts in a file loses its secrets
+// (redactCard): it runs, if ever, under a card of its own.
 func (c *call) cardPreview() string {
+	if c.tool.preview == nil {
+		return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, redactCard, redactCard)
+	}
+	head, body := c.tool.preview(c)
 	if c.tool.Name == "Bash" {
-		// A command is shown whole, however long (it is at most
-		// maxCommandBytes, and escaping at most quadruples it): text
-		// padded past a cut would otherwise hide what runs.
-		return cardText(c.tool.preview(c), 4*maxCommandBytes+64, true)
+		// Whole, however long (it is at most maxCommandBytes, and
+		// escaping at most quadruples it): text padded past a cut would
+		// otherwise hide what runs.
+		return bound(escapeText(head), 4*maxCommandBytes+64)
 	}
-	if c.tool.preview != nil {
-		return cardText(c.tool.preview(c), cardPreviewMax, false)
-	}
-	return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, func(s string) string { return redactCard(s, false) })
+	return bound(escapeText(head)+escapeText("\n"+redactCard(body)), cardPreviewMax)
 }
 
 // replyText is a card reply as the log shows it: bounded, escaped.

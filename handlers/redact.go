@@ -35,32 +35,50 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 		label = secretLabel
 		q     = `(?:\\?["'])?` // an optional quote, perhaps escaped
 		// "…" with escapes inside; \"…\" (quotes escaped, as in a shell
-		// string), to the next \"; '…'; or one unquoted word. A value
-		// stops at '$' and '`' outside single quotes: "$(curl … | sh)" is
-		// not a secret but something that runs, and it is shown.
-		value = `(?:"(?:[^"\\\n$` + "`" + `]|\\.)*"?|\\"(?:[^"\\\n$` + "`" + `]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|[^\s"'&;|}$` + "`" + `]+)`
+		// string), to the next \"; '…'; or one unquoted word, which ends
+		// before an escaped quote (in JSON text, \" closes the string the
+		// word is in: taking its '\' left the audit's preview invalid). A
+		// value stops at '$' and '`' outside single quotes: "$(curl … |
+		// sh)" is not a secret but something that runs, and it is shown.
 		// One shell command: options are looked for up to its end.
 		sameCommand = `[^\n;&|]*?`
 	)
+	value := `(?:"(?:[^"\\\n$` + "`" + `]|\\.)*"?|\\"(?:[^"\\\n$` + "`" + `]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|` + word(`\s"'&;|}$`+"`") + `)`
 	return append([]*regexp.Regexp{
 		// Key blocks, RSA to PGP; one whose END is in another field (an
 		// Edit's old and new strings) loses the key lines before its END.
-		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)`),
+		// Key text holds no quote: one ends it (kept, escaped or not: in
+		// JSON text it ends the string the key is in).
+		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[^"]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|(\\?")|$)`),
 		regexp.MustCompile(`()[A-Za-z0-9+/=\r\n]{16,}(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
 		regexp.MustCompile(`(?i)(authorization` + q + `\s*[:=]\s*` + q + `)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\$` + "`" + `]+`),
 		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + `\s*[:=]\s*` + q + `)[^"'\n\\$` + "`" + `;|&]+`),
 		regexp.MustCompile(`(?i)(\bbearer[ \t]+)[A-Za-z0-9._~+/=-]{12,}`),
 		regexp.MustCompile(`(?i)(\b(?:[a-z0-9]+[_-])*` + label + `(?:[_-][a-z0-9]+)*` + q + `\s*[:=]\s*)` + value),
+		// The longer labels glued into a camelCase or run-together name
+		// (accessToken, userPassword, PGPASSWORD, _authToken, secretKey):
+		// any letters before them, and after them words that start with a
+		// capital or a separator (tokenizer is no label).
+		regexp.MustCompile(`(\b[A-Za-z0-9_]*(?i:password|passwd|passphrase|token|secret|credentials?)(?:[_-][A-Za-z0-9]+|[A-Z][a-z0-9]*)*` + q + `\s*[:=]\s*)` + value),
+		// An AWS secret key standing after its key id, unlabelled.
+		regexp.MustCompile(`(\b(?:AKIA|ASIA)[0-9A-Z]{16}["']?[\s:=,;|]+["']?)[A-Za-z0-9/+]{40}([^A-Za-z0-9/+=]|$)`),
 		// Options that take the secret as the next word.
 		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]\s*)` + value),
-		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)[^\s"'$` + "`" + `;|&]+`),
-		regexp.MustCompile(`(\bsshpass[ \t]+-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
-		regexp.MustCompile(`(\blogin\b` + sameCommand + `[ \t]-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
-		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)[^\s'"$` + "`" + `;|&()<>]+`),
-		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `[ \t]-p)[^\s"'$` + "`" + `;|&()<>]+`),
-		regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/;&|()<>$` + "`" + `'"]+(@)`),
+		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)` + word(`\s"'$`+"`"+`;|&`)),
+		regexp.MustCompile(`(\bsshpass[ \t]+-p[ \t]*)` + word(`\s"'$`+"`"+`;|&()<>`)),
+		regexp.MustCompile(`(\blogin\b` + sameCommand + `[ \t]-p[ \t]*)` + word(`\s"'$`+"`"+`;|&()<>`)),
+		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)` + word(`\s'"$`+"`"+`;|&()<>`)),
+		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `[ \t]-p)` + word(`\s"'$`+"`"+`;|&()<>`)),
+		// A URL's password, the user's name empty or not (redis://:pw@h).
+		regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/;&|()<>$` + "`" + `'"]+(@)`),
 	}, tokenPatterns()...)
 })
+
+// word is one word of the characters not in class (a regexp class's
+// body), ending before an escaped quote or blank: in JSON text \" closes
+// the string the word is in (a match that took its '\' left the audit's
+// preview invalid, a review found) and \n is a line's end.
+func word(class string) string { return `(?:[^` + class + `\\]|\\[^"'nrt])+` }
 
 // secretLabel is a word that names a secret.
 const secretLabel = `(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|encryption[_-]?key|signing[_-]?key|client[_-]?secret|credentials?)`
@@ -77,6 +95,8 @@ var tokenShapes = []string{
 	`xox[abprs]-[A-Za-z0-9-]{10,}`,
 	`AIza[0-9A-Za-z_-]{35}`,
 	`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`,
+	`hf_[A-Za-z0-9]{30,}`,
+	`npm_[A-Za-z0-9]{36}`,
 }
 
 // tokenPatterns find the token shapes wherever they are (the audit's and
@@ -130,7 +150,7 @@ var cardPatterns = sync.OnceValue(func() []*regexp.Regexp {
 var secretHints = [][]byte{[]byte("key"), []byte("authorization"), []byte("pass"), []byte("pwd"), []byte("secret"), []byte("token"),
 	[]byte("cred"), []byte("cookie"), []byte("bearer"), []byte("login"), []byte("curl"), []byte("mysql"),
 	[]byte("gh"), []byte("github_pat_"), []byte("glpat-"), []byte("sk-"), []byte("_live_"), []byte("_test_"), []byte("akia"), []byte("asia"),
-	[]byte("xox"), []byte("aiza"), []byte("eyj"), []byte("://")}
+	[]byte("xox"), []byte("aiza"), []byte("eyj"), []byte("hf_"), []byte("npm_"), []byte("://")}
 
 // mayHoldSecret reports whether Redact must run its patterns on s. Text
 // that is not ASCII always must: case-insensitive patterns fold some
@@ -169,19 +189,21 @@ func Redact(s string) string {
 	return redactAll(s)
 }
 
-// redactCard is Redact for what a person approves (cardPatterns); text
-// that is not a command also loses the lines of complete key blocks.
-func redactCard(s string, command bool) string {
+// redactCard is Redact for what a file gets, shown on a card: secrets by
+// their shape (redactTokens) and the lines of complete key blocks.
+func redactCard(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
+	return redactKeyBlocks(redactTokens(s))
+}
+
+// redactTokens hides what has a secret's shape (cardPatterns), never a
+// word that could be something else: a file's text may be a script.
+func redactTokens(s string) string {
 	// Twice: a match takes the character after its token, which the next
 	// token, one blank on, needs before it.
-	s = redactWith(redactWith(s, cardPatterns(), false), cardPatterns(), false)
-	if command {
-		return s
-	}
-	return redactKeyBlocks(s)
+	return redactWith(redactWith(s, cardPatterns(), false), cardPatterns(), false)
 }
 
 // redactAll runs every pattern.
@@ -308,19 +330,25 @@ func isInvisibleFormat(r rune) bool {
 // preview is redacted, escaped and bounded text.
 func preview(s string, max int) string { return bound(escapeText(Redact(s)), max) }
 
-// cardText is preview for a card (redactCard).
-func cardText(s string, max int, command bool) string {
-	return bound(escapeText(redactCard(s, command)), max)
-}
-
 // previewJSON is preview for JSON text (the canonical args). Secrets are
 // redacted in each decoded string value, where quotes are quotes (in the
 // encoded text every '"' is '\"' and the patterns would stop short); then
 // the value is encoded again.
-func previewJSON(s string, max int) string { return previewJSONWith(s, max, Redact) }
+func previewJSON(s string, max int) string { return previewJSONWith(s, max, Redact, redactJSONText) }
 
-// previewJSONWith is previewJSON with the given redaction.
-func previewJSONWith(s string, max int, redact func(string) string) string {
+// redactJSONText is Redact for JSON text as a whole: a value loses what
+// is inside its quotes and keeps them ({"password":"[REDACTED]"}, which
+// is JSON still).
+func redactJSONText(s string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
+	return redactWith(s, secretPatterns(), true)
+}
+
+// previewJSONWith is previewJSON with the given redactions: of each
+// string, and of the encoded text as a whole.
+func previewJSONWith(s string, max int, redact, whole func(string) string) string {
 	var r string
 	if len(s) <= max+previewSlack && !mayHoldSecret(s) && !tooManyValues(s) && json.Valid([]byte(s)) {
 		// ASCII text with no hint of a secret cannot hold one, in its
@@ -330,7 +358,7 @@ func previewJSONWith(s string, max int, redact func(string) string) string {
 		// (most calls' args: a path, a pattern, a short command).
 		r = escapeJSONText(s)
 	} else {
-		r = escapeJSONText(redactJSON(s, max+previewSlack, redact))
+		r = escapeJSONText(redactJSON(s, max+previewSlack, redact, whole))
 	}
 	if len(r) > max && len(s) > len(r) {
 		// Long strings were cut before redaction: say how much the whole
@@ -348,7 +376,7 @@ const previewSlack = 64 << 10
 // redactJSON redacts the strings of JSON text, each cut to keep bytes first
 // (the preview shows at most that many): a megabyte of Write content is
 // not run through every pattern for a preview of a few hundred bytes.
-func redactJSON(s string, keep int, redact func(string) string) string {
+func redactJSON(s string, keep int, redact, whole func(string) string) string {
 	// Args that cannot be decoded (too many values) are not shown: their
 	// text holds strings still escaped (\u0073k-…), which the patterns
 	// cannot see through.
@@ -385,7 +413,13 @@ func redactJSON(s string, keep int, redact func(string) string) string {
 		return redact(s)
 	}
 	// A secret can also sit in a key, or span the whole encoded value.
-	return redact(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+	out := whole(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+	if !json.Valid([]byte(out)) {
+		// A pattern took JSON's own escaping for part of a secret: what
+		// is left cannot be shown as JSON, nor be trusted to hide it.
+		return fmt.Sprintf("[%d bytes of arguments whose redaction broke their JSON: not shown]", len(s))
+	}
+	return out
 }
 
 func bound(s string, max int) string { return boundOf(s, max, len(s)) }

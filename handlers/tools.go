@@ -50,9 +50,12 @@ type toolDef struct {
 	schemaJSON json.RawMessage
 	// flat checks the common args of a simple schema without the
 	// validator (fastschema.go); nil when the schema says more.
-	flat    *flatSchema
-	run     func(ctx context.Context, c *call) *ToolResult
-	preview func(c *call) string // card preview; default: redacted args
+	flat *flatSchema
+	run  func(ctx context.Context, c *call) *ToolResult
+	// preview is the card's text: head (the command, or the tool and the
+	// path) shown as it is, body (what a file gets) with its secrets
+	// hidden; nil: the redacted args.
+	preview func(c *call) (head, body string)
 	// precheck, if set, runs after argument and path checks and before the
 	// permission decision: a refusal there never shows a card (Bash's
 	// denylist and shell pinning).
