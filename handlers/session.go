@@ -88,10 +88,16 @@ func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, e
 		PermissionMode string  `json:"permissionMode"`
 		Mode           string  `json:"mode"`
 	}
+	var given struct {
+		SessionID *string `json:"sessionId"`
+	}
 	if err := decodeStrict(raw, &p); err != nil {
 		return nil, err
 	}
-	if p.SessionID == "" {
+	// An id defaults to a new one only when none is given (or null): ""
+	// (a client's unset variable) is refused like any id outside the
+	// pattern, not answered with a session the client did not name.
+	if decode(raw, &given); given.SessionID == nil {
 		p.SessionID = newID("s_")
 	}
 	if !sessionIDPattern.MatchString(p.SessionID) {
