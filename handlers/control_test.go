@@ -19,6 +19,7 @@ import (
 
 	"hostcore/perms"
 	"hostcore/sandbox/process"
+	"hostcore/scratch"
 	"hostcore/store"
 )
 
@@ -687,5 +688,30 @@ func TestCallOfADeletedSessionIsAuditedCancelled(t *testing.T) {
 	r := out.(*ToolResult)
 	if r.ErrorCode != CodeToolAborted || r.Decision != decCancel {
 		t.Errorf("result %s %q, want TOOL_ABORTED cancelled", r.ErrorCode, r.Decision)
+	}
+}
+
+// An outside path a Temporary session refuses for want of a workspace is
+// still classified in the audit (design section 9: externalPath whenever
+// an explicit path is present), as the mode matrix's refusals are.
+func TestNoWorkspaceRefusalClassifiesItsPath(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	if _, err := s.sessionCreate(t.Context(), json.RawMessage(`{"sessionId":"tmp","workspaceRoot":null,"permissionMode":"auto"}`)); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "x.txt")
+	scratchPath := filepath.Join(scratch.Dir(s.cfg.DataDir, "tmp"), "y.txt")
+	for id, path := range map[string]string{"out": outside, "scr": scratchPath, "rel": "z.txt"} {
+		r := run(t, s, ExecuteParams{SessionID: "tmp", ToolCallID: id, ToolName: "Write", Args: json.RawMessage(fmt.Sprintf(`{"path":%q,"content":"x"}`, path))})
+		if r.ErrorCode != CodeNoWorkspace {
+			t.Fatalf("%s: %+v", id, r)
+		}
+		rows, err := s.store.QueryAudit(t.Context(), store.AuditFilter{SessionID: "tmp", ToolCallID: id})
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%s: audit %v %v", id, rows, err)
+		}
+		if want := map[string]string{"out": "denied"}[id]; rows[0].ExternalPath != want {
+			t.Errorf("%s: externalPath %q, want %q", id, rows[0].ExternalPath, want)
+		}
 	}
 }

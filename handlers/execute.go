@@ -386,6 +386,16 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	return s.finish(ctx, c, a, res)
 }
 
+// plainlyOutside says whether the call names an absolute path outside
+// the workspace and scratch: a call refused before its path is resolved
+// (by the mode matrix, or for want of a workspace) still has it
+// classified (design section 9: externalPath whenever an explicit path
+// is present).
+func (c *call) plainlyOutside() bool {
+	p := c.rawPath()
+	return c.tool.PathArg != "" && filepath.IsAbs(p) && !sandbox.LexicallyInside(c.roots.Workspace, p) && !sandbox.LexicallyInside(c.roots.Scratch, p)
+}
+
 // auditing collects what the audit row and timing need.
 type auditing struct {
 	start    time.Time
@@ -408,10 +418,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	}
 	c.tool = t
 	if r := s.checkMode(c); r != nil {
-		// Refused before its path was resolved: an explicit path that is
-		// plainly outside the roots is still classified (design section
-		// 9: externalPath whenever an explicit path is present).
-		if p := c.rawPath(); t.PathArg != "" && filepath.IsAbs(p) && !sandbox.LexicallyInside(c.roots.Workspace, p) && !sandbox.LexicallyInside(c.roots.Scratch, p) {
+		if c.plainlyOutside() {
 			a.external = "denied"
 		}
 		return r
@@ -435,6 +442,9 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	c.canon = canonicalValue(decoded, c.args)
 	c.decoded = decoded
 	if t.NeedsWorkspace && c.sess.WorkspaceRoot == "" {
+		if c.plainlyOutside() {
+			a.external = "denied"
+		}
 		return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace", t.Name)
 	}
 	if t.Class == perms.ClassEdit || t.Class == perms.ClassExec {
