@@ -402,3 +402,34 @@ func (h *host) answer(t *testing.T, id json.RawMessage, decision string) {
 	t.Helper()
 	h.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"decision":"`+decision+`"}}`)
 }
+
+// A call read right after shutdown must not run: shutdown cancels every
+// call at once, before the next line is read (PROTOCOL section 1). A
+// review sent shutdown and a Write in one write: when calls were cancelled
+// only once Run noticed the shutdown, 48 of 60 Writes ran; and a card
+// answered allow-once right after shutdown ran its Write 3 times in 40.
+func TestNothingRunsAfterShutdown(t *testing.T) {
+	for i := range 8 {
+		bin := buildBinary(t)
+		ws, data := newWorkspace(t)
+		h := startHost(t, bin, "--data-dir", data)
+		c := rpcClient{t, h}
+		c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "ask"})
+		c.call(11, "session.create", map[string]any{"sessionId": "a", "workspaceRoot": ws, "permissionMode": "auto"})
+		// A card open; then, in one write, shutdown, the card's allow and
+		// a Write that needs no card.
+		c.send(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w", "toolName": "Write", "args": map[string]any{"path": "carded.txt", "content": "x"}})
+		var card struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
+		lines := `{"jsonrpc":"2.0","id":3,"method":"shutdown","params":{}}` + "\n" +
+			`{"jsonrpc":"2.0","id":` + string(card.ID) + `,"result":{"decision":"allow-once"}}` + "\n" +
+			`{"jsonrpc":"2.0","id":4,"method":"tools.execute","params":{"sessionId":"a","turnId":"t","toolCallId":"late","toolName":"Write","args":{"path":"late.txt","content":"x"}}}` + "\n"
+		io.WriteString(h.stdin, lines)
+		h.wait(t)
+		for _, f := range []string{"carded.txt", "late.txt"} {
+			if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+				t.Fatalf("try %d: %s was written after shutdown", i, f)
+			}
+		}
+	}
+}

@@ -101,15 +101,19 @@ func run(args []string) int {
 	// Ignore) so that commands we spawn keep the default disposition.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	// Stopping cancels every call at once, on this goroutine's call (the
+	// shutdown method runs inline, before the next line is read), with a
+	// cause that resolves an open card as a deny (rpc.Stopping).
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	defer cancelCause(nil)
+	stopping := func() { cancelCause(rpc.Stopping("hostcore is shutting down")) }
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
 		select {
 		case sig := <-sigs:
 			log.Info("signal: shutting down", "signal", sig.String())
-			cancel()
+			stopping()
 		case <-ctx.Done():
 		}
 	}()
@@ -129,7 +133,7 @@ func run(args []string) int {
 	defer restoreIn()
 	srv := rpc.NewServer(in, out, log)
 	h, err := handlers.New(handlers.Config{
-		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: cancel, MutationSlots: *slots,
+		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stopping, MutationSlots: *slots,
 		WarmReaper: *warm, Quiet: srv.Quiet, Room: srv.Room,
 	}, st, srv, log)
 	if err != nil {

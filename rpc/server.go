@@ -287,15 +287,20 @@ type stopping string
 func (e stopping) Error() string  { return string(e) }
 func (e stopping) Stopping() bool { return true }
 
+// Stopping is the cause to cancel Run's context with when hostcore stops
+// (shutdown, a signal): a call waiting on its card is then denied, as
+// PROTOCOL section 1 says ("pending waits resolve as deny"), where a
+// plain cancellation cancels it.
+func Stopping(reason string) error { return stopping(reason) }
+
 // Run serves until input ends and every running call has answered (nil),
 // or until ctx ends or the client vanishes: then running calls see their
 // context cancelled and get DrainTimeout to answer.
 func (s *Server) Run(ctx context.Context, d Dispatcher) error {
-	// Calls run under a context ended with the reason hostcore stops, so
-	// that a card open then is denied (PROTOCOL section 1: "pending waits
-	// resolve as deny"), where a tools.cancel cancels it.
-	outer := ctx
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(outer))
+	// Calls run under ctx, so that its end (with the cause Stopping, from
+	// the shutdown method or a signal) reaches them at once, before the
+	// next line is read; a vanished client ends them with that cause too.
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer close(s.workers.quit)
 	s.stream.atEOF = func() {
@@ -314,18 +319,17 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	defer s.conn.Close()
 	stopWatch := s.watchOutput()
 	defer stopWatch()
-	why := stopping("hostcore is shutting down")
 	select {
 	case <-s.conn.DisconnectNotify():
 		return nil
-	case <-outer.Done():
+	case <-ctx.Done():
 	case <-s.gone:
 		s.log.Warn("client vanished: stdout reader closed; cancelling all calls")
-		why = "the client went away"
 	}
 	// Running calls see ctx cancelled and end as aborted; a call waiting
-	// on its card is denied, the card withdrawn (perms.Wait).
-	cancel(why)
+	// on its card is denied, the card withdrawn (perms.Wait). (Once ctx
+	// has ended, this keeps the cause it ended with.)
+	cancel(stopping("the client went away"))
 	// A call blocked writing to a client that stopped reading (a flood of
 	// tool.output) would hold its answer, and its audit row, past the
 	// drain: from now on each write gets writeDrain to complete (the one
