@@ -96,9 +96,15 @@ func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, e
 	}
 	// An id defaults to a new one only when none is given (or null): ""
 	// (a client's unset variable) is refused like any id outside the
-	// pattern, not answered with a session the client did not name.
-	if decode(raw, &given); given.SessionID == nil {
+	// pattern, not answered with a session the client did not name. The
+	// id is the one the pointer got: of a repeated member both take the
+	// last, but a null leaves the string as it was ({"sessionId":"abc",
+	// "sessionId":null} is a JavaScript client's null, not "abc").
+	decode(raw, &given)
+	if given.SessionID == nil {
 		p.SessionID = newID("s_")
+	} else {
+		p.SessionID = *given.SessionID
 	}
 	if !sessionIDPattern.MatchString(p.SessionID) {
 		return nil, invalidParams("invalid params: sessionId must be 1-128 characters of A-Z a-z 0-9 . _ - and not start with '.'")

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,28 @@ func TestSubagentDefinitionsAreBounded(t *testing.T) {
 	defs, warns, err := parseSubagents(json.RawMessage(`[{"name":"a","tools":["x","x","x","Read","Read"]}]`))
 	if err != nil || len(warns) != 1 || len(defs[0].Tools) != 1 {
 		t.Fatalf("defs %v warnings %v err %v", defs, warns, err)
+	}
+}
+
+// Of a repeated sessionId the last counts, as in JavaScript: a null
+// there asks for a new id, not the "abc" before it (a review found the
+// two decodes of the params disagreeing).
+func TestSessionCreateRepeatedIDTakesTheLast(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := t.TempDir()
+	for raw, want := range map[string]string{
+		`{"sessionId":"abc","sessionId":null,"workspaceRoot":%q}`: "s_",
+		`{"sessionId":null,"sessionId":"def","workspaceRoot":%q}`: "def",
+	} {
+		out, err := s.sessionCreate(t.Context(), json.RawMessage(fmt.Sprintf(raw, ws)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(out)
+		var got struct{ SessionID string }
+		json.Unmarshal(b, &got)
+		if !strings.HasPrefix(got.SessionID, want) {
+			t.Errorf("%s: session %q, want %s…", raw, got.SessionID, want)
+		}
 	}
 }
