@@ -75,7 +75,7 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 // (redactCard): it runs, if ever, under a card of its own.
 func (c *call) cardPreview() string {
 	if c.tool.preview == nil {
-		return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, redactCard, redactCard)
+		return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, redactCard, false)
 	}
 	head, body := c.tool.preview(c)
 	if c.tool.Name == "Bash" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -35,21 +36,17 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 		label = secretLabel
 		q     = `(?:\\?["'])?` // an optional quote, perhaps escaped
 		// "…" with escapes inside; \"…\" (quotes escaped, as in a shell
-		// string), to the next \"; '…'; or one unquoted word, which ends
-		// before an escaped quote (in JSON text, \" closes the string the
-		// word is in: taking its '\' left the audit's preview invalid). A
-		// value stops at '$' and '`' outside single quotes: "$(curl … |
-		// sh)" is not a secret but something that runs, and it is shown.
+		// string), to the next \"; '…'; or one unquoted word. A value
+		// stops at '$' and '`' outside single quotes: "$(curl … | sh)" is
+		// not a secret but something that runs, and it is shown.
+		value = `(?:"(?:[^"\\\n$` + "`" + `]|\\.)*"?|\\"(?:[^"\\\n$` + "`" + `]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|[^\s"'&;|}$` + "`" + `]+)`
 		// One shell command: options are looked for up to its end.
 		sameCommand = `[^\n;&|]*?`
 	)
-	value := `(?:"(?:[^"\\\n$` + "`" + `]|\\.)*"?|\\"(?:[^"\\\n$` + "`" + `]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|` + word(`\s"'&;|}$`+"`") + `)`
 	return append([]*regexp.Regexp{
 		// Key blocks, RSA to PGP; one whose END is in another field (an
 		// Edit's old and new strings) loses the key lines before its END.
-		// Key text holds no quote: one ends it (kept, escaped or not: in
-		// JSON text it ends the string the key is in).
-		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[^"]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|(\\?")|$)`),
+		regexp.MustCompile(`(-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----|$)`),
 		regexp.MustCompile(`()[A-Za-z0-9+/=\r\n]{16,}(-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----)`),
 		regexp.MustCompile(`(?i)(authorization` + q + `\s*[:=]\s*` + q + `)(?:bearer\s+|basic\s+|token\s+)?[^\s"',}\\$` + "`" + `]+`),
 		regexp.MustCompile(`(?i)((?:set-)?cookie` + q + `\s*[:=]\s*` + q + `)[^"'\n\\$` + "`" + `;|&]+`),
@@ -64,21 +61,15 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 		regexp.MustCompile(`(\b(?:AKIA|ASIA)[0-9A-Z]{16}["']?[\s:=,;|]+["']?)[A-Za-z0-9/+]{40}([^A-Za-z0-9/+=]|$)`),
 		// Options that take the secret as the next word.
 		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]\s*)` + value),
-		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)` + word(`\s"'$`+"`"+`;|&`)),
-		regexp.MustCompile(`(\bsshpass[ \t]+-p[ \t]*)` + word(`\s"'$`+"`"+`;|&()<>`)),
-		regexp.MustCompile(`(\blogin\b` + sameCommand + `[ \t]-p[ \t]*)` + word(`\s"'$`+"`"+`;|&()<>`)),
-		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)` + word(`\s'"$`+"`"+`;|&()<>`)),
-		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `[ \t]-p)` + word(`\s"'$`+"`"+`;|&()<>`)),
+		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)[^\s"'$` + "`" + `;|&]+`),
+		regexp.MustCompile(`(\bsshpass[ \t]+-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
+		regexp.MustCompile(`(\blogin\b` + sameCommand + `[ \t]-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
+		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)[^\s'"$` + "`" + `;|&()<>]+`),
+		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `[ \t]-p)[^\s"'$` + "`" + `;|&()<>]+`),
 		// A URL's password, the user's name empty or not (redis://:pw@h).
 		regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/;&|()<>$` + "`" + `'"]+(@)`),
 	}, tokenPatterns()...)
 })
-
-// word is one word of the characters not in class (a regexp class's
-// body), ending before an escaped quote or blank: in JSON text \" closes
-// the string the word is in (a match that took its '\' left the audit's
-// preview invalid, a review found) and \n is a line's end.
-func word(class string) string { return `(?:[^` + class + `\\]|\\[^"'nrt])+` }
 
 // secretLabel is a word that names a secret.
 const secretLabel = `(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|encryption[_-]?key|signing[_-]?key|client[_-]?secret|credentials?)`
@@ -203,13 +194,13 @@ func redactCard(s string) string {
 func redactTokens(s string) string {
 	// Twice: a match takes the character after its token, which the next
 	// token, one blank on, needs before it.
-	return redactWith(redactWith(s, cardPatterns(), false), cardPatterns(), false)
+	return redactWith(redactWith(s, cardPatterns()), cardPatterns())
 }
 
 // redactAll runs every pattern.
-func redactAll(s string) string { return redactWith(s, secretPatterns(), false) }
+func redactAll(s string) string { return redactWith(s, secretPatterns()) }
 
-func redactWith(s string, patterns []*regexp.Regexp, keepQuotes bool) string {
+func redactWith(s string, patterns []*regexp.Regexp) string {
 	for _, re := range patterns {
 		s = re.ReplaceAllStringFunc(s, func(m string) string {
 			sub := re.FindStringSubmatch(m)
@@ -217,16 +208,7 @@ func redactWith(s string, patterns []*regexp.Regexp, keepQuotes bool) string {
 			if len(sub) > 2 {
 				tail = sub[2]
 			}
-			open, close := "", ""
-			if keepQuotes {
-				// A value's quotes stay, so the card shows where its
-				// string ends and the command goes on.
-				val := m[len(sub[1]) : len(m)-len(tail)]
-				body := strings.TrimLeft(val, `\"'`)
-				open = val[:len(val)-len(body)]
-				close = body[len(strings.TrimRight(body, `\"'`)):]
-			}
-			return sub[1] + open + "[REDACTED]" + close + tail
+			return sub[1] + "[REDACTED]" + tail
 		})
 	}
 	return s
@@ -277,6 +259,8 @@ func escape(s string, backslash bool) string {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == utf8.RuneError && size == 1 && !backslash:
+			b.WriteString(`\ufffd`) // JSON has no escape for a byte
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\\' && backslash:
@@ -289,6 +273,13 @@ func escape(s string, backslash bool) string {
 			b.WriteString(`\t`)
 		case r == '\r':
 			b.WriteString(`\r`)
+		case !backslash && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (isInvisibleFormat(r) && r <= 0xffff)):
+			// JSON text stays JSON: its own escapes only (a review
+			// found \x85 and \U000e0041 in the audit's previews).
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case !backslash && isInvisibleFormat(r):
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case isInvisibleFormat(r) && r > 0xffff:
@@ -331,24 +322,19 @@ func isInvisibleFormat(r rune) bool {
 func preview(s string, max int) string { return bound(escapeText(Redact(s)), max) }
 
 // previewJSON is preview for JSON text (the canonical args). Secrets are
-// redacted in each decoded string value, where quotes are quotes (in the
-// encoded text every '"' is '\"' and the patterns would stop short); then
-// the value is encoded again.
-func previewJSON(s string, max int) string { return previewJSONWith(s, max, Redact, redactJSONText) }
+// redacted in each decoded string, key or value, where quotes are quotes
+// (in the encoded text every '"' is '\"' and the patterns would stop
+// short), and a value under a key that names a secret goes whole; then
+// the value is encoded again, so that the preview is JSON. (A pass over
+// the encoded text as a whole, once here for secrets spanning a key and
+// its value, broke it: {"password":[REDACTED]}, and a key block without
+// its END ran to the end of the text.)
+func previewJSON(s string, max int) string { return previewJSONWith(s, max, Redact, true) }
 
-// redactJSONText is Redact for JSON text as a whole: a value loses what
-// is inside its quotes and keeps them ({"password":"[REDACTED]"}, which
-// is JSON still).
-func redactJSONText(s string) string {
-	if !mayHoldSecret(s) {
-		return s
-	}
-	return redactWith(s, secretPatterns(), true)
-}
-
-// previewJSONWith is previewJSON with the given redactions: of each
-// string, and of the encoded text as a whole.
-func previewJSONWith(s string, max int, redact, whole func(string) string) string {
+// previewJSONWith is previewJSON with the given redaction of each string;
+// labels: a value under a key that names a secret is hidden whole (the
+// audit's rule; a card hides only what has a secret's shape).
+func previewJSONWith(s string, max int, redact func(string) string, labels bool) string {
 	var r string
 	if len(s) <= max+previewSlack && !mayHoldSecret(s) && !tooManyValues(s) && json.Valid([]byte(s)) {
 		// ASCII text with no hint of a secret cannot hold one, in its
@@ -358,7 +344,7 @@ func previewJSONWith(s string, max int, redact, whole func(string) string) strin
 		// (most calls' args: a path, a pattern, a short command).
 		r = escapeJSONText(s)
 	} else {
-		r = escapeJSONText(redactJSON(s, max+previewSlack, redact, whole))
+		r = escapeJSONText(redactJSON(s, max+previewSlack, redact, labels))
 	}
 	if len(r) > max && len(s) > len(r) {
 		// Long strings were cut before redaction: say how much the whole
@@ -376,7 +362,7 @@ const previewSlack = 64 << 10
 // redactJSON redacts the strings of JSON text, each cut to keep bytes first
 // (the preview shows at most that many): a megabyte of Write content is
 // not run through every pattern for a preview of a few hundred bytes.
-func redactJSON(s string, keep int, redact, whole func(string) string) string {
+func redactJSON(s string, keep int, redact func(string) string, labels bool) string {
 	// Args that cannot be decoded (too many values) are not shown: their
 	// text holds strings still escaped (\u0073k-…), which the patterns
 	// cannot see through.
@@ -396,9 +382,15 @@ func redactJSON(s string, keep int, redact, whole func(string) string) string {
 			}
 			return redact(x)
 		case map[string]any:
+			out := make(map[string]any, len(x))
 			for k, val := range x {
-				x[k] = walk(val)
+				if _, isBool := val.(bool); labels && val != nil && !isBool && secretKey(k) {
+					out[redact(k)] = "[REDACTED]"
+					continue
+				}
+				out[redact(k)] = walk(val)
 			}
+			return out
 		case []any:
 			for i := range x {
 				x[i] = walk(x[i])
@@ -410,16 +402,15 @@ func redactJSON(s string, keep int, redact, whole func(string) string) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(walk(v)); err != nil {
-		return redact(s)
+		return fmt.Sprintf("[%d bytes of arguments: not shown]", len(s))
 	}
-	// A secret can also sit in a key, or span the whole encoded value.
-	out := whole(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
-	if !json.Valid([]byte(out)) {
-		// A pattern took JSON's own escaping for part of a secret: what
-		// is left cannot be shown as JSON, nor be trusted to hide it.
-		return fmt.Sprintf("[%d bytes of arguments whose redaction broke their JSON: not shown]", len(s))
-	}
-	return out
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// secretKey says whether an object's key names a secret (password,
+// api_key, accessToken): the label patterns hide a value given after it.
+func secretKey(k string) bool {
+	return mayHoldSecret(k) && !strings.HasSuffix(redactAll(k+"=v"), "=v")
 }
 
 func bound(s string, max int) string { return boundOf(s, max, len(s)) }

@@ -189,6 +189,10 @@ func TestPreviewStaysJSON(t *testing.T) {
 		`{"password":"abcdef0123456789abcdef","x":1}`,
 		`{"a":"-----BEGIN RSA PRIVATE KEY-----\nabcdef0123456789abcdef","b":"x"}`,
 		`{"content":"GH=x\npassword=abcdef0123456789abcdef\nnext line"}`,
+		// Values of other kinds under such keys, and characters JSON
+		// escapes only its own way (a second review).
+		`{"tokenLimit":5,"useToken":true,"password":null,"path":"x"}`,
+		`{"command":"echo \u0085 \u200b \udb40\udc41"}`,
 	} {
 		got := previewJSON(string(canonicalJSON([]byte(args))), previewMax)
 		if !json.Valid([]byte(got)) {
@@ -199,6 +203,33 @@ func TestPreviewStaysJSON(t *testing.T) {
 		}
 		if strings.Contains(args, "next line") && !strings.Contains(got, `[REDACTED]\nnext line`) {
 			t.Errorf("preview of %s lost the line's end: %s", args, got)
+		}
+	}
+}
+
+// TestRedactKeepsKeyLinesHidden: a key block's lines stay hidden however
+// the text around them quotes them (a second review found them shown
+// once the block stopped at a quote), and a value's backslash sequences
+// are part of it in text that is not JSON.
+func TestRedactKeepsKeyLinesHidden(t *testing.T) {
+	const body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU"
+	for _, args := range []string{
+		`{"command":"printf '%s\n' '-----BEGIN OPENSSH PRIVATE KEY-----' '` + body + `' '-----END OPENSSH PRIVATE KEY-----'"}`,
+		`{"content":"const key = \"-----BEGIN RSA PRIVATE KEY-----\\n\" +\n\"` + body + `\\n\" +\n\"-----END RSA PRIVATE KEY-----\""}`,
+		`{"content":"-----BEGIN RSA PRIVATE KEY-----\nab\"cd\n` + body + `\n-----END RSA PRIVATE KEY-----"}`,
+	} {
+		got := previewJSON(string(canonicalJSON([]byte(args))), previewMax)
+		if strings.Contains(got, body) || !json.Valid([]byte(got)) {
+			t.Errorf("preview of %s: %s", args, got)
+		}
+	}
+	for _, c := range []struct{ in, secret string }{
+		{`sshpass -p se\tcret ssh h`, `cret`},
+		{`mysql -pAb\ncd9 db`, `cd9`},
+		{`PGPASSWORD=Zq\tr8 psql`, `r8`},
+	} {
+		if got := Redact(c.in); strings.Contains(got, c.secret) {
+			t.Errorf("Redact(%q) = %q", c.in, got)
 		}
 	}
 }
