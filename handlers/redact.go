@@ -373,22 +373,59 @@ func redactJSON(s string, keep int, redact func(string) string, labels bool) str
 	if err != nil {
 		return fmt.Sprintf("[%d bytes of arguments that are not valid JSON: not shown]", len(s))
 	}
+	// The strings are redacted in the order they appear (an object's
+	// members by key, key before value), and a secret whose marker is in
+	// the string before is hidden too: the lines of a key block after a
+	// string holding its BEGIN up to the one holding its END, and an AWS
+	// secret key in the string after its key id (["-----BEGIN …",
+	// "MIIE…", "-----END …"] and {"AKIA…": "wJal…"} showed them, a
+	// review found).
+	inKey, afterID := false, false
+	str := func(x string, key bool) string {
+		if len(x) > keep {
+			x = x[:keep]
+		}
+		r := redact(x)
+		switch {
+		case inKey && !keyEnd.MatchString(x):
+			r = "[REDACTED]"
+		case afterID && awsSecret.MatchString(x):
+			r = "[REDACTED]"
+		}
+		if strings.Contains(x, "-----") {
+			inKey = openBlockAfter(x, inKey)
+		}
+		// A key between an id and its secret ({"id": "AKIA…", "key":
+		// "wJal…"}) does not part them.
+		id := (strings.Contains(x, "AKIA") || strings.Contains(x, "ASIA")) && awsKeyID.MatchString(x)
+		afterID = id || (key && afterID)
+		return r
+	}
 	var walk func(any) any
 	walk = func(x any) any {
 		switch x := x.(type) {
 		case string:
-			if len(x) > keep {
-				x = x[:keep]
-			}
-			return redact(x)
+			return str(x, false)
 		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
 			out := make(map[string]any, len(x))
-			for k, val := range x {
+			for _, k := range keys {
+				val := x[k]
+				rk := str(k, true)
+				// Keys that redact alike stay apart.
+				for n, base := 2, rk; out[rk] != nil; n++ {
+					rk = fmt.Sprintf("%s (%d)", base, n)
+				}
 				if _, isBool := val.(bool); labels && val != nil && !isBool && secretKey(k) {
-					out[redact(k)] = "[REDACTED]"
+					out[rk] = "[REDACTED]"
+					walk(val) // for what it says of the strings after it
 					continue
 				}
-				out[redact(k)] = walk(val)
+				out[rk] = walk(val)
 			}
 			return out
 		case []any:
@@ -409,8 +446,28 @@ func redactJSON(s string, keep int, redact func(string) string, labels bool) str
 
 // secretKey says whether an object's key names a secret (password,
 // api_key, accessToken): the label patterns hide a value given after it.
+// A label is short: a longer key is no label (and redacting a megabyte
+// key again here doubled the work a review timed at seconds).
 func secretKey(k string) bool {
-	return mayHoldSecret(k) && !strings.HasSuffix(redactAll(k+"=v"), "=v")
+	return len(k) <= 256 && mayHoldSecret(k) && !strings.HasSuffix(redactAll(k+"=v"), "=v")
+}
+
+// Markers of secrets that span the strings of JSON args (redactJSON).
+var (
+	keyMarker = regexp.MustCompile(`-----(BEGIN|END) [A-Z ]*PRIVATE KEY[A-Z ]*-----`)
+	keyEnd    = regexp.MustCompile(`-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----`)
+	awsKeyID  = regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}["']?[\s:=,;|]*$`)
+	awsSecret = regexp.MustCompile(`^\s*[A-Za-z0-9/+]{40}(?:[^A-Za-z0-9/+=]|$)`)
+)
+
+// openBlockAfter says whether a key block is still open after s, open
+// saying whether one was before it: its last marker is a BEGIN, or it
+// has none and one was.
+func openBlockAfter(s string, open bool) bool {
+	for _, m := range keyMarker.FindAllStringSubmatch(s, -1) {
+		open = m[1] == "BEGIN"
+	}
+	return open
 }
 
 func bound(s string, max int) string { return boundOf(s, max, len(s)) }

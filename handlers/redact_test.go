@@ -223,6 +223,26 @@ func TestRedactKeepsKeyLinesHidden(t *testing.T) {
 			t.Errorf("preview of %s: %s", args, got)
 		}
 	}
+	// Split across strings: the lines after a BEGIN up to the END, and an
+	// AWS secret key after its id (a third review).
+	const aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	for _, args := range []string{
+		`["-----BEGIN RSA PRIVATE KEY-----","` + body + `","` + body + `\n-----END RSA PRIVATE KEY-----","shown"]`,
+		`{"a":"-----BEGIN RSA PRIVATE KEY-----","b":"` + body + `","c":"-----END RSA PRIVATE KEY-----","d":"shown"}`,
+		`{"AKIAIOSFODNN7EXAMPLE":"` + aws + `","d":"shown"}`,
+		`{"id":"AKIAIOSFODNN7EXAMPLE","key":"` + aws + `","z":"shown"}`,
+		`["AKIAIOSFODNN7EXAMPLE","` + aws + `","shown"]`,
+	} {
+		got := previewJSON(string(canonicalJSON([]byte(args))), previewMax)
+		if strings.Contains(got, body) || strings.Contains(got, aws) || !strings.Contains(got, "shown") || !json.Valid([]byte(got)) {
+			t.Errorf("preview of %s: %s", args, got)
+		}
+	}
+	// Keys that redact alike both stay.
+	two := `{"k ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":"1","k ghp_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb":"2"}`
+	if got := previewJSON(string(canonicalJSON([]byte(two))), previewMax); !strings.Contains(got, `"1"`) || !strings.Contains(got, `"2"`) {
+		t.Errorf("preview of %s: %s", two, got)
+	}
 	for _, c := range []struct{ in, secret string }{
 		{`sshpass -p se\tcret ssh h`, `cret`},
 		{`mysql -pAb\ncd9 db`, `cd9`},

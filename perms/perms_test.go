@@ -139,7 +139,7 @@ func TestWaitFailsClosed(t *testing.T) {
 		}, "cancelled"},
 		// hostcore stopping (shutdown, a signal, the client gone): nobody
 		// will answer, which PROTOCOL section 1 resolves as a deny.
-		{"stopping", block, func() context.Context {
+		{"stopping", answer(AllowOnce, nil), func() context.Context {
 			ctx, cancel := context.WithCancelCause(context.Background())
 			cancel(stoppingCause{})
 			child, done := context.WithCancel(ctx) // as a call's context derives
