@@ -417,7 +417,10 @@ func redactJSON(s string, keep int, redact func(string) string, labels bool) str
 				val := x[k]
 				rk := str(k, true)
 				// Keys that redact alike stay apart.
-				for n, base := 2, rk; out[rk] != nil; n++ {
+				for n, base := 2, rk; ; n++ {
+					if _, taken := out[rk]; !taken {
+						break
+					}
 					rk = fmt.Sprintf("%s (%d)", base, n)
 				}
 				if _, isBool := val.(bool); labels && val != nil && !isBool && secretKey(k) {

@@ -243,6 +243,10 @@ func TestRedactKeepsKeyLinesHidden(t *testing.T) {
 	if got := previewJSON(string(canonicalJSON([]byte(two))), previewMax); !strings.Contains(got, `"1"`) || !strings.Contains(got, `"2"`) {
 		t.Errorf("preview of %s: %s", two, got)
 	}
+	nulls := `{"k ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":null,"k ghp_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb":null}`
+	if got := previewJSON(string(canonicalJSON([]byte(nulls))), previewMax); strings.Count(got, "null") != 2 {
+		t.Errorf("preview of %s: %s", nulls, got)
+	}
 	for _, c := range []struct{ in, secret string }{
 		{`sshpass -p se\tcret ssh h`, `cret`},
 		{`mysql -pAb\ncd9 db`, `cd9`},
