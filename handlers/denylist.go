@@ -638,15 +638,12 @@ func pathReadings(word, workspace, home string) []string {
 		// links that lead out (a repository may ship one to ~/.ssh).
 		bases, rest = []string{workspace}, "/"+word
 	}
-	var paths []string
+	var out []string
 	for _, b := range bases {
 		if b == "" && !strings.HasPrefix(word, "/") && !strings.HasPrefix(rest, "/") {
 			continue // an unknown home
 		}
-		paths = append(paths, b+rest)
-	}
-	var out []string
-	for _, p := range paths {
+		p := b + rest
 		out = append(out, walkPath(p, workspace, home)...)
 		if strings.Contains(p, "/.") {
 			parts := strings.Split(p, "/")

@@ -516,12 +516,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 			if req.Outside {
 				a.external = "denied"
 			}
-			if ans.Withdrawn {
-				r := failResult(CodeToolDenied, "the permission request was withdrawn unanswered (%s), which is a deny; the tool did not run", context.Cause(ctx))
-				r.Decision = decDeny
-				return r
-			}
-			return denied(ans.Decision, ctx)
+			return denied(ans, ctx)
 		}
 	}
 	if req.Outside {
@@ -691,13 +686,17 @@ func duplicate(id string) *ToolResult {
 	return failResult(CodeDuplicateToolCall, "tool call %q was already executed in this session; it is not run again", id)
 }
 
-func denied(decision string, ctx context.Context) *ToolResult {
-	switch decision {
-	case "timeout":
+func denied(ans perms.Answer, ctx context.Context) *ToolResult {
+	switch {
+	case ans.Withdrawn:
+		r := failResult(CodeToolDenied, "the permission request was withdrawn unanswered (%s), which is a deny; the tool did not run", context.Cause(ctx))
+		r.Decision = decDeny
+		return r
+	case ans.Decision == "timeout":
 		r := failResult(CodeToolDenied, "permission was not granted in time (the request timed out and was denied); the tool did not run")
 		r.Decision = decTimeout
 		return r
-	case "cancelled":
+	case ans.Decision == "cancelled":
 		r := aborted(ctx)
 		r.Decision = decCancel
 		return r

@@ -184,8 +184,9 @@ func TestPreviewStaysJSON(t *testing.T) {
 		`{"command":"true # X-Api-Key: abcdef0123456789abcdef\"; echo hi"}`,
 		`{"command":"echo password=abc\\\"; x","k":"aws_secret_access_key wJal\"rX"}`,
 		`{"content":"Authorization: Bearer abcdefghijklmnopq\"}","path":"a"}`,
-		// A value under its key keeps its quotes; a key block without
-		// its END stops at its string's end; a line's end ends a word.
+		// A value under a key that names a secret is a string; a key
+		// block without its END ends with its string; the line after a
+		// value stays.
 		`{"password":"abcdef0123456789abcdef","x":1}`,
 		`{"a":"-----BEGIN RSA PRIVATE KEY-----\nabcdef0123456789abcdef","b":"x"}`,
 		`{"content":"GH=x\npassword=abcdef0123456789abcdef\nnext line"}`,
