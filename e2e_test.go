@@ -408,6 +408,45 @@ func (h *host) answer(t *testing.T, id json.RawMessage, decision string) {
 // review sent shutdown and a Write in one write: when calls were cancelled
 // only once Run noticed the shutdown, 48 of 60 Writes ran; and a card
 // answered allow-once right after shutdown ran its Write 3 times in 40.
+// A setting or session sent right after shutdown is refused with
+// SHUTTING_DOWN, if it is read at all, and changes nothing that a restart
+// finds (it was answered SESSION_LOOKUP_FAILED "sqlite: interrupted",
+// as if storage had failed).
+func TestChangesSentAfterShutdownAreRefused(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	for i := range 4 {
+		h := startHost(t, bin, "--data-dir", data)
+		io.WriteString(h.stdin, `{"jsonrpc":"2.0","id":1,"method":"shutdown","params":{}}`+"\n"+
+			`{"jsonrpc":"2.0","id":2,"method":"settings.update","params":{"defaultPermissionMode":"auto"}}`+"\n"+
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session.create","params":{"sessionId":"late%d","workspaceRoot":%q}}`, i, ws)+"\n")
+		if code := h.wait(t); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		for l := range h.lines {
+			var m struct {
+				ID    int
+				Error *struct {
+					Code int
+					Data struct{ ErrorCode string }
+				}
+			}
+			json.Unmarshal([]byte(l), &m)
+			if m.ID >= 2 && (m.Error == nil || m.Error.Code != -32000 || m.Error.Data.ErrorCode != "SHUTTING_DOWN") {
+				t.Fatalf("try %d: a change sent after shutdown was answered %s", i, l)
+			}
+		}
+	}
+	h := startHost(t, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	if got := c.call(1, "settings.get", map[string]any{})["defaultPermissionMode"]; got != "ask" {
+		t.Fatalf("a settings.update sent after shutdown was applied: %v", got)
+	}
+	if got := c.call(2, "session.list", map[string]any{})["sessions"]; len(got.([]any)) != 0 {
+		t.Fatalf("a session.create sent after shutdown was applied: %v", got)
+	}
+}
+
 func TestNothingRunsAfterShutdown(t *testing.T) {
 	for i := range 8 {
 		bin := buildBinary(t)

@@ -143,6 +143,16 @@ func (s *Server) Relieves(name string) bool {
 	return name == "tools.cancel" || name == "turn.cancel"
 }
 
+// RunsWhileStopping names the methods still run once hostcore is
+// stopping (rpc.Finishing): a tool call, which answers as aborted and is
+// audited, shutdown again (answered {}), and an unknown method (still
+// -32601). Any other is refused with SHUTTING_DOWN: a setting or session
+// changed after shutdown would be lost or half made.
+func (s *Server) RunsWhileStopping(name string) bool {
+	_, known := s.methods()[name]
+	return name == "tools.execute" || name == "shutdown" || !known
+}
+
 // Inline says whether Route runs name inline (rpc.Dispatcher).
 func (s *Server) Inline(name string) bool {
 	m, ok := s.methods()[name]

@@ -341,10 +341,21 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 		s.out.SetWriteDeadline(time.Now().Add(writeDrain))
 	}
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); s.stream.settle(); close(done) }()
+	go func() {
+		// A request read while calls finish still runs (a tool call
+		// answers as aborted, audited); one read after they have all
+		// finished is refused, and the second wait is for one that
+		// entered in between.
+		s.wg.Wait()
+		s.wg.Close()
+		s.wg.Wait()
+		s.stream.settle()
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(DrainTimeout):
+		s.wg.Close()
 		s.log.Warn("calls still running at exit")
 	}
 	return nil
@@ -495,7 +506,13 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 	// stopping, waits for the answers of requests it has read, those
 	// refused here included (Route may take a while: a quick Read opens
 	// its file there).
-	h.s.wg.Add(1)
+	if !h.s.wg.Enter() {
+		// The drain is over: the store is about to close, or has.
+		if !notif {
+			h.s.stream.writeError(id, toWire(errStopped), true)
+		}
+		return
+	}
 	handedOff := false
 	defer func() {
 		if !handedOff {
@@ -538,6 +555,16 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 		if weight > 0 {
 			sem.Release(weight)
 		}
+	}
+	if f, ok := h.d.(Finishing); ok && h.ctx.Err() != nil && !f.RunsWhileStopping(method) {
+		// Stopping (shutdown, a signal, the client gone): everything was
+		// cancelled at once, so a later request would only fail against
+		// its cancelled context, or change what the stop has settled.
+		release()
+		if !notif {
+			h.s.stream.writeError(id, toWire(errStopped), true)
+		}
+		return
 	}
 	run, inline := h.d.Route(method, params)
 	if run == nil {
@@ -597,11 +624,32 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 // cancelled and answers as aborted), and a WaitGroup's Add from zero
 // during a Wait is a misuse (the race detector's report, found by
 // TestRunReturnsOnlyOnceEveryAnswerIsWritten). Wait returns once none
-// runs.
+// runs. Once closed (the drain is over and the store closes next),
+// Enter refuses: a request read then must not run against a closed
+// store.
 type inflight struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	n    int
+	mu     sync.Mutex
+	cond   *sync.Cond
+	n      int
+	closed bool
+}
+
+// Enter counts one more running handler, unless closed.
+func (f *inflight) Enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.n++
+	return true
+}
+
+// Close makes Enter refuse from now on.
+func (f *inflight) Close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
 }
 
 func (f *inflight) Add(d int) {
@@ -632,6 +680,25 @@ const (
 	requestWeight = 64 << 10
 	DefaultBudget = 64 << 20
 )
+
+// Finishing is implemented by a Dispatcher with methods that still run
+// once the server is stopping (its context cancelled: shutdown, a
+// signal, the client gone), such as a tool call that answers as aborted
+// and is audited. Every other method is then refused with errStopped.
+type Finishing interface {
+	RunsWhileStopping(method string) bool
+}
+
+// errStopped answers a request that hostcore, stopping, will not run.
+var errStopped = &stoppedError{}
+
+type stoppedError struct{}
+
+func (*stoppedError) Error() string {
+	return "hostcore is shutting down: the request was not run"
+}
+func (*stoppedError) RPCCode() int64    { return -32000 } // application errors (PROTOCOL section 7)
+func (*stoppedError) ErrorCode() string { return "SHUTTING_DOWN" }
 
 // errBusy answers a request over the in-flight budget.
 var errBusy = &busyError{}
