@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	"hostcore/perms"
 	"hostcore/sandbox"
@@ -84,7 +86,54 @@ func (c *call) cardPreview() string {
 		// otherwise hide what runs.
 		return bound(escapeText(head), 4*maxCommandBytes+64)
 	}
-	return bound(escapeText(head)+escapeText("\n"+redactCard(body)), cardPreviewMax)
+	shown, left := cardBody(body)
+	text := escapeText(head) + escapeText("\n"+shown)
+	return boundOf(text, cardPreviewMax, len(text)+left)
+}
+
+// cardBodyMax bounds how much of a Write's content or an Edit's diff is
+// redacted and escaped for its card, which shows 8 KiB: redacting all of
+// a 10 MB content full of secret hints took 18 s before the card came.
+const cardBodyMax = 64 << 10
+
+// cardBody is body redacted for a card (redactCard), from its first
+// cardBodyMax bytes or so, and how many bytes of body it leaves out. The
+// cut never splits what a pattern would hide: it falls at the end of a
+// line, else before a word; and a key block it leaves open (its END may
+// lie past the cut) is shown only up to its BEGIN line.
+func cardBody(body string) (string, int) {
+	if len(body) <= cardBodyMax {
+		return redactCard(body), 0
+	}
+	cut := strings.LastIndexByte(body[:cardBodyMax], '\n') + 1
+	if cut == 0 {
+		cut = strings.LastIndexAny(body[:cardBodyMax], " \t\r=:\"'(,[{") + 1
+	}
+	if cut == 0 {
+		cut = cardBodyMax // one word of 64 KiB: a token that long is hidden whole
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
+	}
+	shown := body[:cut]
+	if loc := openKeyBlock(shown); loc >= 0 {
+		shown = shown[:loc]
+	}
+	return redactCard(shown), len(body) - len(shown)
+}
+
+// openKeyBlock is where the line after the last private key block's BEGIN
+// line starts, if no END line follows it in s; -1 otherwise.
+func openKeyBlock(s string) int {
+	begins := keyBlockBegin().FindAllStringIndex(s, -1)
+	if len(begins) == 0 {
+		return -1
+	}
+	last := begins[len(begins)-1][1]
+	if keyBlockEnd().MatchString(s[last:]) {
+		return -1
+	}
+	return last
 }
 
 // replyText is a card reply as the log shows it: bounded, escaped.

@@ -221,6 +221,17 @@ var keyBlock = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^[ +-]?-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----\r?\n((?:[ +-]?[A-Za-z0-9+/=]+\r?\n)+)[ +-]?-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----`)
 })
 
+// keyBlockBegin and keyBlockEnd are keyBlock's marker lines (with the line
+// break after a BEGIN), for a text cut short (openKeyBlock).
+var (
+	keyBlockBegin = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ +-]?-----BEGIN [A-Z ]*PRIVATE KEY[A-Z ]*-----\r?(\n|$)`)
+	})
+	keyBlockEnd = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ +-]?-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----`)
+	})
+)
+
 // redactKeyBlocks hides the key data of complete private key blocks on a
 // Write or Edit card line by line, each line [REDACTED] after its diff
 // prefix, the markers shown. Anything else in a block (a header, a line

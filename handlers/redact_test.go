@@ -466,3 +466,48 @@ func TestEscapeTextShowsMoreInvisibles(t *testing.T) {
 		}
 	}
 }
+
+// A large Write's card redacts only what it can show (cardBodyMax): all of
+// a 10 MB content full of secret hints took 18 s before the card came.
+// The cut must not let out what redacting the whole text would hide: a
+// token across it, or the lines of a key block whose END lies past it.
+func TestLargeWriteCardRedactsWhatItShows(t *testing.T) {
+	ts, err := builtinTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := func(content string) string {
+		raw, _ := json.Marshal(map[string]string{"path": "big.txt", "content": content})
+		c := &call{args: raw, tool: ts.get("Write")}
+		c.target.Display = "big.txt"
+		return c.cardPreview()
+	}
+	token := "sk-proj-" + strings.Repeat("Q", 40)
+	hints := strings.Repeat("password=hunter2 token=ghp_x "+token+" aws_secret\n", 200_000) // 14 MB
+	if shown, left := cardBody(hints); len(shown) > cardBodyMax || left < len(hints)-cardBodyMax {
+		t.Fatalf("cardBody read %d bytes of %d, leaving %d", len(shown), len(hints), left)
+	}
+	got := card(hints)
+	if strings.Contains(got, "QQQQ") || !strings.Contains(got, "[REDACTED]") || len(got) > cardPreviewMax+64 {
+		t.Fatalf("card: %d bytes, %q", len(got), got[:200])
+	}
+	if !strings.Contains(got, "bytes more]") {
+		t.Fatalf("the card does not say it was cut: %q", got[len(got)-100:])
+	}
+	// One line longer than the cut: a token across it stays hidden.
+	line := strings.Repeat("a", cardBodyMax-10) + " " + token + " tail"
+	if got := card(line); strings.Contains(got, "sk-proj") {
+		t.Fatalf("a token across the cut shows: %q", got[len(got)-120:])
+	}
+	// A key block whose END lies past the cut: shown up to its BEGIN line.
+	keyLine := strings.Repeat("A", 64) + "\n"
+	block := "-----BEGIN PRIVATE KEY-----\n" + strings.Repeat(keyLine, 3000) + "-----END PRIVATE KEY-----\n"
+	if got := card("x\n" + block); strings.Contains(got, "AAAA") || !strings.Contains(got, "BEGIN PRIVATE KEY") {
+		t.Fatalf("a key block across the cut shows its lines: %q", got[:200])
+	}
+	// A block wholly inside what is read is hidden as before, the text after it shown.
+	small := "-----BEGIN PRIVATE KEY-----\n" + keyLine + "-----END PRIVATE KEY-----\necho after\n"
+	if got := card(small + strings.Repeat("z\n", cardBodyMax)); strings.Contains(got, "AAAA") || !strings.Contains(got, "echo after") {
+		t.Fatalf("a complete key block before the cut: %q", got[:200])
+	}
+}
