@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -694,7 +695,9 @@ func workspaceLinks(word, workspace string, budget *int) []string {
 			if *budget <= 0 {
 				return
 			}
-			f, err := os.Open(dir)
+			// Never blocking: a directory swapped for a FIFO after its
+			// Lstat below would hold os.Open, and the call, for good.
+			f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 			if err != nil {
 				return
 			}

@@ -33,10 +33,7 @@ func openBase(res Resolved) (*os.Root, error) {
 	if res.Base == "" || !filepath.IsAbs(res.Base) || !validName(res.Name) {
 		return nil, fmt.Errorf("%w: unresolved target %q", ErrInvalidPath, res.Path)
 	}
-	if err := mustBeDir(nil, res.Base); err != nil {
-		return nil, fmt.Errorf("opening %s: %w", res.Base, err)
-	}
-	root, err := os.OpenRoot(res.Base)
+	root, err := openDirRoot(nil, res.Base)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", res.Base, err)
 	}
@@ -76,10 +73,7 @@ func openParent(res Resolved, create bool) (*os.Root, string, error) {
 			return nil, "", fmt.Errorf("creating directory for %s: %w", res.Display, err)
 		}
 	}
-	if err := mustBeDir(root, dir); err != nil {
-		return nil, "", notExist(err, res.Display)
-	}
-	parent, err := root.OpenRoot(dir)
+	parent, err := openDirRoot(root, dir)
 	if err != nil {
 		return nil, "", notExist(err, res.Display)
 	}
@@ -94,14 +88,18 @@ func openParent(res Resolved, create bool) (*os.Root, string, error) {
 	return parent, base, nil
 }
 
-// mustBeDir refuses, without blocking, a dir (beneath root, or an absolute
-// path when root is nil) that is not a directory. os.OpenRoot and
-// Root.OpenRoot open their last component without O_DIRECTORY or
+// openDirRoot opens dir (beneath root, or an absolute path when root is
+// nil) as an os.Root without ever blocking on what is there. os.OpenRoot
+// and Root.OpenRoot open their last component without O_DIRECTORY or
 // O_NONBLOCK, so a FIFO there blocked the call until something wrote to
-// it: a Read of "fifo/x" with a FIFO at fifo in the workspace was never
-// answered. A FIFO swapped in between this check and the open still
-// blocks; the window is a few microseconds.
-func mustBeDir(root *os.Root, dir string) error {
+// it: a Read of "fifo/x" with a FIFO at fifo was never answered, and a
+// review that swapped a directory for a FIFO in a loop wedged a Write
+// (and every later mutation of its session) between a check and the
+// open. So dir is opened as a directory, never blocking, and the Root
+// is made from the descriptor held (through /proc/self/fd), whatever
+// dir names by then. Without /proc, dir is opened again by name after
+// that check; a FIFO swapped in between the two still blocks.
+func openDirRoot(root *os.Root, dir string) (*os.Root, error) {
 	const flags = os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK
 	var f *os.File
 	var err error
@@ -111,9 +109,16 @@ func mustBeDir(root *os.Root, dir string) error {
 		f, err = root.OpenFile(dir, flags, 0)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return f.Close()
+	defer f.Close()
+	if r, err := os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); err == nil {
+		return r, nil
+	}
+	if root == nil {
+		return os.OpenRoot(dir)
+	}
+	return root.OpenRoot(dir)
 }
 
 // classify maps a file's type onto the package errors; nil for a regular file.

@@ -14,33 +14,65 @@ var noOpenat2 atomic.Bool
 // openIn opens rel beneath the directory rootFd with openat2 and
 // RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS: the kernel refuses a symlink in any
 // component, so a directory swapped for a link after it was listed cannot
-// lead the walk out of the root. Without openat2 it opens abs with
-// O_NOFOLLOW, which guards the last component only. rootFd < 0 means there
-// is no root to resolve against.
+// lead the walk out of the root. rootFd < 0 means there is no root to
+// resolve against (a single-file search): abs, canonical, is opened with
+// no symlink allowed in any of its components (openCanonical). Without
+// openat2 it opens abs with O_NOFOLLOW, which guards the last component
+// only.
 func openIn(rootFd int, abs, rel string, flags int) (int, error) {
 	flags |= syscall.O_CLOEXEC | syscall.O_NOFOLLOW
-	if rootFd >= 0 && !noOpenat2.Load() {
-		if rel == "" {
-			rel = "."
-		}
-		for {
-			fd, err := unix.Openat2(rootFd, rel, &unix.OpenHow{
-				Flags:   uint64(flags),
-				Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-			})
-			switch err {
-			case nil:
-				return fd, nil
-			case syscall.EINTR, syscall.EAGAIN: // EAGAIN: a concurrent rename; retry
-				continue
-			case syscall.ENOSYS, syscall.EPERM:
-				noOpenat2.Store(true)
-			default:
-				return -1, err
-			}
-			break
+	if rootFd < 0 {
+		return openCanonical(abs, flags)
+	}
+	if rel == "" {
+		rel = "."
+	}
+	if fd, err, ok := openat2(rootFd, rel, flags, unix.RESOLVE_BENEATH); ok {
+		return fd, err
+	}
+	return openPath(abs, flags)
+}
+
+// openCanonical opens abs, a canonical path (the search root, every link
+// on it already resolved by the caller), refusing a symlink in any of
+// its components: a parent directory swapped for a link to elsewhere
+// after the caller resolved it (a review raced one in a loop and Grep
+// searched the outside directory under the workspace's label, no card)
+// fails with ELOOP instead of being followed.
+func openCanonical(abs string, flags int) (int, error) {
+	flags |= syscall.O_CLOEXEC
+	if fd, err, ok := openat2(unix.AT_FDCWD, abs, flags, 0); ok {
+		return fd, err
+	}
+	return openPath(abs, flags)
+}
+
+// openat2 opens path with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS and
+// the extra resolve flags; ok is false when openat2 cannot be used.
+func openat2(dirFd int, path string, flags int, resolve uint64) (int, error, bool) {
+	if noOpenat2.Load() {
+		return -1, nil, false
+	}
+	for {
+		fd, err := unix.Openat2(dirFd, path, &unix.OpenHow{
+			Flags:   uint64(flags),
+			Resolve: resolve | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		switch err {
+		case nil:
+			return fd, nil, true
+		case syscall.EINTR, syscall.EAGAIN: // EAGAIN: a concurrent rename; retry
+			continue
+		case syscall.ENOSYS, syscall.EPERM:
+			noOpenat2.Store(true)
+			return -1, nil, false
+		default:
+			return -1, err, true
 		}
 	}
+}
+
+func openPath(abs string, flags int) (int, error) {
 	for {
 		fd, err := syscall.Open(abs, flags, 0)
 		if err != syscall.EINTR {

@@ -346,11 +346,15 @@ type Ident struct{ Dev, Ino uint64 }
 var ErrRootChanged = errors.New("the search path changed since it was checked; nothing was searched")
 
 // openRoot opens the search root that every walked path is resolved
-// beneath. Opening follows symlinks, so the directory opened is checked
-// against want: a directory swapped for a link to elsewhere after the
-// caller resolved it is refused, not searched under the caller's label.
+// beneath. root is canonical: a symlink in any component of it now is a
+// swap since the caller resolved it, refused (openCanonical). The
+// directory opened is also checked against want, for a directory renamed
+// in place of another.
 func openRoot(root string, want Ident) (int, error) {
-	fd, err := syscall.Open(root, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	fd, err := openCanonical(root, syscall.O_RDONLY|syscall.O_DIRECTORY)
+	if err == syscall.ELOOP {
+		return -1, ErrRootChanged
+	}
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: root, Err: err}
 	}
