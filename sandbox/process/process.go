@@ -165,7 +165,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	// Every process of the command inherits a mark of this run, found in
 	// /proc should the reaper be killed before it could clean up.
-	mark := runMarkVar + "=" + newRunMark()
+	markValue := newRunMark()
+	mark := runMarkVar + "=" + markValue
 	spec.Env = append(spec.Env[:len(spec.Env):len(spec.Env)], mark)
 	line, err := spec.encode()
 	if err != nil {
@@ -297,6 +298,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			syscall.Kill(-st.pid, syscall.SIGKILL)
 		}
 		killMarked(mark)
+		killCgroupOf(markValue)
 	}
 	// Orphans of a reaper that died, those that rewrote their environment
 	// too, are hostcore's children when it is their subreaper

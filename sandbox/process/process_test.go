@@ -758,6 +758,94 @@ int main(int argc, char **argv) {
 	}
 }
 
+// TestCommandRunsInACgroupOfItsOwn: where a cgroup can be had, the shell
+// and what it starts in a new session are born in the command's cgroup,
+// which is gone once the call has ended.
+func TestCommandRunsInACgroupOfItsOwn(t *testing.T) {
+	t.Parallel()
+	probe := newCommandCgroup(newRunMark())
+	if probe == nil {
+		t.Skip("no cgroup v2 to be had here (not root, or no cgroup2 mount)")
+	}
+	probe.remove()
+	res := run(t, bash("grep '^0::' /proc/self/cgroup; setsid sh -c \"grep '^0::' /proc/self/cgroup\"; wait"))
+	lines := strings.Fields(res.Stdout.Text())
+	if len(lines) != 2 || lines[0] != lines[1] || !strings.Contains(lines[0], "/"+cgroupPrefix) {
+		t.Fatalf("cgroups: %q", res.Stdout.Text())
+	}
+	mnt, root := cgroup2Mount()
+	dir := filepath.Join(mnt, strings.TrimPrefix(strings.TrimPrefix(lines[0], "0::"), root))
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the command's cgroup %s is left behind: %v", dir, err)
+	}
+}
+
+// TestKillsSetsidHoppersThroughTheCgroup: a process that forks, lets its
+// parent exit and calls setsid on every hop is in a new session and group
+// each time, so neither the scans of /proc nor the group kills can keep
+// up with it: a review left 30 such hoppers running for 40 minutes after
+// hostcore's exit. Where the command gets a cgroup of its own,
+// cgroup.kill ends them all.
+func TestKillsSetsidHoppersThroughTheCgroup(t *testing.T) {
+	t.Parallel()
+	probe := newCommandCgroup(newRunMark())
+	if probe == nil {
+		t.Skip("no cgroup v2 to be had here (not root, or no cgroup2 mount): the hoppers are what the scans catch")
+	}
+	probe.remove()
+	py := "/usr/bin/python3" // not a version manager's shim, slow to start
+	if _, err := os.Stat(py); err != nil {
+		if py, err = exec.LookPath("python3"); err != nil {
+			t.Skip("python3 not installed")
+		}
+	}
+	trail := filepath.Join(t.TempDir(), "trail")
+	// The review's hopper: fork, the parent exits, the child calls setsid
+	// and forks again; TERM and HUP ignored. Thirty of them.
+	script := filepath.Join(t.TempDir(), "hop.py")
+	os.WriteFile(script, []byte(`import os, sys, signal
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+f = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+while True:
+    os.write(f, b"x")
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+`), 0o644)
+	s := bash("for i in $(seq 30); do " + py + " " + script + " " + trail + " </dev/null >/dev/null 2>&1 & done; for i in $(seq 100); do [ -s " + trail + " ] && break; sleep 0.05; done; sleep 0.2; echo started")
+	s.Grace = 200 * time.Millisecond
+	res := run(t, s)
+	size := func() int64 {
+		fi, err := os.Stat(trail)
+		if err != nil {
+			t.Fatalf("the hoppers never ran: %v; %q %q", err, res.Stdout.Text(), res.Stderr.Text())
+		}
+		return fi.Size()
+	}
+	before := size()
+	time.Sleep(300 * time.Millisecond)
+	if after := size(); after != before {
+		killHopper(trail)
+		t.Fatalf("setsid hoppers survived Run (%v): %d more hops in 300 ms", res.Duration, after-before)
+	}
+	if before == 0 {
+		t.Fatal("the hoppers never ran")
+	}
+	if dir := cgroupDirFor("x"); dir != "" {
+		left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), cgroupPrefix+"*"))
+		for _, d := range left { // other tests' commands may be running
+			for _, pid := range readPids(filepath.Join(d, "cgroup.procs")) {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(b, []byte(trail)) {
+					t.Errorf("cgroup %s still holds hopper %d", d, pid)
+				}
+			}
+		}
+	}
+}
+
 // TestCancelRightAfterStartSaysWhetherItRan: a cancel that lands before
 // the reaper took the command ran nothing, and says so (NotStarted, no
 // signal) instead of "killed by SIGKILL" (a review saw 55 of 60 such calls

@@ -168,14 +168,23 @@ func runReaper() int {
 		fmt.Fprintf(report, "error becoming subreaper: %v\n", err)
 		return 2
 	}
-	pid, err := syscall.ForkExec(spec.Path, argv, &syscall.ProcAttr{
-		Dir:   spec.Dir,
-		Env:   spec.Env,
-		Files: []uintptr{0, 1, 2},
-		// A session of its own: no controlling terminal unless TTY (then
-		// the pty on fd 0), and a process group apart from ours.
-		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: spec.TTY, Ctty: 0},
-	})
+	// A session of its own: no controlling terminal unless TTY (then the
+	// pty on fd 0), and a process group apart from ours; and, where one
+	// can be had, a cgroup of its own (see commandCgroup).
+	sys := &syscall.SysProcAttr{Setsid: true, Setctty: spec.TTY, Ctty: 0}
+	attr := &syscall.ProcAttr{Dir: spec.Dir, Env: spec.Env, Files: []uintptr{0, 1, 2}, Sys: sys}
+	cg := newCommandCgroup(runMarkOf(spec.Env))
+	cg.attach(sys)
+	pid, err := syscall.ForkExec(spec.Path, argv, attr)
+	if err != nil && cg != nil {
+		// clone3 into the cgroup refused (a kernel or a policy that
+		// does not allow it): the command runs without.
+		cg.remove()
+		cg = nil
+		sys.UseCgroupFD = false
+		pid, err = syscall.ForkExec(spec.Path, argv, attr)
+	}
+	defer cg.remove()
 	if err != nil {
 		fmt.Fprintf(report, "error %v\n", err)
 		return 127
@@ -198,7 +207,7 @@ func runReaper() int {
 		}
 	case <-stop:
 	}
-	terminateTree(pid, spec.Grace, allGone)
+	terminateTree(pid, spec.Grace, allGone, cg)
 	select {
 	case <-shellDone:
 	default:
@@ -241,8 +250,11 @@ func reapAll(shellPid int, shellStatus *syscall.WaitStatus, shellDone, allGone c
 // for them to exit, then KILL. Each round rescans, so processes forked
 // meanwhile (or missed by a scan that raced an exit) get their signal in the
 // next round; a process with KILL pending cannot fork, so the KILL phase
-// converges even on a fork bomb. It gives up after grace+killBound.
-func terminateTree(shell int, grace time.Duration, allGone <-chan struct{}) {
+// converges even on a fork bomb. It gives up after grace+killBound. With
+// the command's cgroup (nil without), every process in it gets the same
+// signals, and the KILL rounds kill the cgroup whole: nothing in it can
+// fork its way out.
+func terminateTree(shell int, grace time.Duration, allGone <-chan struct{}, cg *commandCgroup) {
 	self := os.Getpid()
 	// Every process group the tree was ever seen in, starting with the
 	// shell's (it leads its own session and group): see killGroups.
@@ -274,7 +286,21 @@ func terminateTree(shell int, grace time.Duration, allGone <-chan struct{}) {
 				signalProc(p, tree, self, syscall.SIGCONT)
 			}
 		}
+		for _, pid := range cg.pids() {
+			if pid == self {
+				continue
+			}
+			switch {
+			case kill:
+				syscall.Kill(pid, syscall.SIGKILL)
+			case !termed[pid]:
+				termed[pid] = true
+				syscall.Kill(pid, syscall.SIGTERM)
+				syscall.Kill(pid, syscall.SIGCONT)
+			}
+		}
 		if kill {
+			cg.kill()
 			// A process that forks and exits in a loop lives shorter
 			// than one scan of a busy /proc: its next child is not in
 			// the list, and it is seldom seen at all. A fork stays in
@@ -294,6 +320,16 @@ func terminateTree(shell int, grace time.Duration, allGone <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// runMarkOf is the value of the run's mark in env (see Run).
+func runMarkOf(env []string) string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, runMarkVar+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // proc is one live process of the tree (a zombie only while threads of
