@@ -746,15 +746,25 @@ int main(int argc, char **argv) {
 	s.Grace = 200 * time.Millisecond
 	res := run(t, s)
 	t.Logf("Run took %v", res.Duration)
-	size := func() int64 { fi, _ := os.Stat(trail); return fi.Size() }
+	assertHoppersGone(t, trail, res)
+}
+
+// assertHoppersGone fails unless the hoppers that append to trail ran and
+// no longer do, once Run has returned res.
+func assertHoppersGone(t *testing.T, trail string, res Result) {
+	t.Helper()
+	size := func() int64 {
+		fi, err := os.Stat(trail)
+		if err != nil || fi.Size() == 0 {
+			t.Fatalf("the hoppers never ran: %v; %q %q", err, res.Stdout.Text(), res.Stderr.Text())
+		}
+		return fi.Size()
+	}
 	before := size()
 	time.Sleep(300 * time.Millisecond)
 	if after := size(); after != before {
 		killHopper(trail)
-		t.Fatalf("the fork hopper survived Run (%v): %d more hops in 300 ms", res.Duration, after-before)
-	}
-	if before == 0 {
-		t.Fatal("the hopper never ran")
+		t.Fatalf("hoppers survived Run (%v): %d more hops in 300 ms", res.Duration, after-before)
 	}
 }
 
@@ -817,23 +827,7 @@ while True:
 `), 0o644)
 	s := bash("for i in $(seq 30); do " + py + " " + script + " " + trail + " </dev/null >/dev/null 2>&1 & done; for i in $(seq 100); do [ -s " + trail + " ] && break; sleep 0.05; done; sleep 0.2; echo started")
 	s.Grace = 200 * time.Millisecond
-	res := run(t, s)
-	size := func() int64 {
-		fi, err := os.Stat(trail)
-		if err != nil {
-			t.Fatalf("the hoppers never ran: %v; %q %q", err, res.Stdout.Text(), res.Stderr.Text())
-		}
-		return fi.Size()
-	}
-	before := size()
-	time.Sleep(300 * time.Millisecond)
-	if after := size(); after != before {
-		killHopper(trail)
-		t.Fatalf("setsid hoppers survived Run (%v): %d more hops in 300 ms", res.Duration, after-before)
-	}
-	if before == 0 {
-		t.Fatal("the hoppers never ran")
-	}
+	assertHoppersGone(t, trail, run(t, s))
 	if dir := cgroupDirFor("x"); dir != "" {
 		left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), cgroupPrefix+"*"))
 		for _, d := range left { // other tests' commands may be running
