@@ -107,7 +107,7 @@ func cardBody(body string) (string, int) {
 	}
 	cut := strings.LastIndexByte(body[:cardBodyMax], '\n') + 1
 	if cut == 0 {
-		cut = strings.LastIndexAny(body[:cardBodyMax], " \t\r=:\"'(,[{") + 1
+		cut = strings.LastIndexAny(body[:cardBodyMax], " \t\r\v\f") + 1
 	}
 	if cut == 0 {
 		cut = cardBodyMax // one word of 64 KiB: a token that long is hidden whole

@@ -2,7 +2,12 @@
 
 package rpc
 
-const kindUnknown = 0
+// The kinds of stdout (see unread_linux.go); here it is never told.
+const (
+	kindUnknown = iota
+	kindPipe
+	kindSocket
+)
 
 // outputKind and room cannot tell here: room is 0, so that nothing runs
 // inline outside Linux (nothing does anyway: quick Reads need openat2).

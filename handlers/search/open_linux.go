@@ -53,16 +53,22 @@ func openat2(dirFd int, path string, flags int, resolve uint64) (int, error, boo
 	if noOpenat2.Load() {
 		return -1, nil, false
 	}
-	for {
+	for tries := 0; ; tries++ {
 		fd, err := unix.Openat2(dirFd, path, &unix.OpenHow{
 			Flags:   uint64(flags),
 			Resolve: resolve | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 		})
-		switch err {
-		case nil:
+		switch {
+		case err == nil:
 			return fd, nil, true
-		case syscall.EINTR, syscall.EAGAIN: // EAGAIN: a concurrent rename; retry
+		case err == syscall.EINTR,
+			// A concurrent rename, which RESOLVE_BENEATH reports so; a
+			// few tries. (Elsewhere EAGAIN is a lease held on the file,
+			// which O_NONBLOCK reports: an error, not a spin.)
+			err == syscall.EAGAIN && resolve&unix.RESOLVE_BENEATH != 0 && tries < 100:
 			continue
+		}
+		switch err {
 		case syscall.ENOSYS, syscall.EPERM:
 			noOpenat2.Store(true)
 			return -1, nil, false

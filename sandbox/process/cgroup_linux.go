@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // commandCgroup is a cgroup v2 of one command, where one can be had (a
@@ -55,12 +57,33 @@ func (cg *commandCgroup) attach(attr *syscall.SysProcAttr) {
 	}
 }
 
+// detach undoes attach.
+func (cg *commandCgroup) detach(attr *syscall.SysProcAttr) {
+	attr.UseCgroupFD, attr.CgroupFD = false, 0
+}
+
 // pids lists the processes in the cgroup now.
 func (cg *commandCgroup) pids() []int {
 	if cg == nil {
 		return nil
 	}
 	return readPids(filepath.Join(cg.dir, "cgroup.procs"))
+}
+
+// signal sends sig to pid if it is (still) in the cgroup: through a
+// pidfd taken before the check, so that a pid reused since cgroup.procs
+// was read is never signalled.
+func (cg *commandCgroup) signal(pid int, sig syscall.Signal) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return
+	}
+	defer syscall.Close(fd)
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil || !strings.Contains(string(data), "/"+filepath.Base(cg.dir)+"\n") {
+		return
+	}
+	unix.PidfdSendSignal(fd, sig, nil, 0)
 }
 
 // kill sends SIGKILL to every process in the cgroup.
@@ -123,8 +146,8 @@ func cgroupDirFor(mark string) string {
 	if mnt == "" || own == "" {
 		return ""
 	}
-	rel, ok := strings.CutPrefix(own, root)
-	if !ok {
+	rel, ok := strings.CutPrefix(own, strings.TrimSuffix(root, "/"))
+	if !ok || (rel != "" && !strings.HasPrefix(rel, "/")) || strings.Contains(rel, "/..") {
 		return ""
 	}
 	return filepath.Join(mnt, rel, cgroupPrefix+mark)

@@ -11,6 +11,8 @@ type commandCgroup struct{}
 func newCommandCgroup(string) *commandCgroup       { return nil }
 func (*commandCgroup) attach(*syscall.SysProcAttr) {}
 func (*commandCgroup) pids() []int                 { return nil }
+func (*commandCgroup) signal(int, syscall.Signal)  {}
+func (*commandCgroup) detach(*syscall.SysProcAttr) {}
 func (*commandCgroup) kill()                       {}
 func (*commandCgroup) remove()                     {}
 func killCgroupOf(string)                          {}

@@ -167,7 +167,15 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	// /proc should the reaper be killed before it could clean up.
 	markValue := newRunMark()
 	mark := runMarkVar + "=" + markValue
-	spec.Env = append(spec.Env[:len(spec.Env):len(spec.Env)], mark)
+	// A mark inherited (hostcore run from a command of another hostcore,
+	// or given by the client) would name another run's cgroup.
+	env := make([]string, 0, len(spec.Env)+1)
+	for _, e := range spec.Env {
+		if !strings.HasPrefix(e, runMarkVar+"=") {
+			env = append(env, e)
+		}
+	}
+	spec.Env = append(env, mark)
 	line, err := spec.encode()
 	if err != nil {
 		return Result{}, fmt.Errorf("starting %s: %w", path, err)
@@ -298,8 +306,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			syscall.Kill(-st.pid, syscall.SIGKILL)
 		}
 		killMarked(mark)
-		killCgroupOf(markValue)
 	}
+	// The command's cgroup, if the reaper could not remove it (it died,
+	// or gave up on a process it could not kill): a stat when it is gone.
+	killCgroupOf(markValue)
 	// Orphans of a reaper that died, those that rewrote their environment
 	// too, are hostcore's children when it is their subreaper
 	// (BecomeHostSubreaper): all of them are escapees, of this run or

@@ -179,9 +179,9 @@ func runReaper() int {
 	if err != nil && cg != nil {
 		// clone3 into the cgroup refused (a kernel or a policy that
 		// does not allow it): the command runs without.
+		cg.detach(sys)
 		cg.remove()
 		cg = nil
-		sys.UseCgroupFD = false
 		pid, err = syscall.ForkExec(spec.Path, argv, attr)
 	}
 	defer cg.remove()
@@ -286,17 +286,13 @@ func terminateTree(shell int, grace time.Duration, allGone <-chan struct{}, cg *
 				signalProc(p, tree, self, syscall.SIGCONT)
 			}
 		}
-		for _, pid := range cg.pids() {
-			if pid == self {
-				continue
-			}
-			switch {
-			case kill:
-				syscall.Kill(pid, syscall.SIGKILL)
-			case !termed[pid]:
-				termed[pid] = true
-				syscall.Kill(pid, syscall.SIGTERM)
-				syscall.Kill(pid, syscall.SIGCONT)
+		if !kill {
+			for _, pid := range cg.pids() {
+				if pid != self && !termed[pid] {
+					termed[pid] = true
+					cg.signal(pid, syscall.SIGTERM)
+					cg.signal(pid, syscall.SIGCONT)
+				}
 			}
 		}
 		if kill {
@@ -324,12 +320,13 @@ func terminateTree(shell int, grace time.Duration, allGone <-chan struct{}, cg *
 
 // runMarkOf is the value of the run's mark in env (see Run).
 func runMarkOf(env []string) string {
+	mark := ""
 	for _, e := range env {
 		if v, ok := strings.CutPrefix(e, runMarkVar+"="); ok {
-			return v
+			mark = v // Run's own comes last
 		}
 	}
-	return ""
+	return mark
 }
 
 // proc is one live process of the tree (a zombie only while threads of
