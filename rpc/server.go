@@ -556,7 +556,7 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 			sem.Release(weight)
 		}
 	}
-	if f, ok := h.d.(Finishing); ok && h.ctx.Err() != nil && !f.RunsWhileStopping(method) {
+	if f, ok := h.d.(Finishing); h.ctx.Err() != nil && ok && !f.RunsWhileStopping(method) {
 		// Stopping (shutdown, a signal, the client gone): everything was
 		// cancelled at once, so a later request would only fail against
 		// its cancelled context, or change what the stop has settled.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -138,9 +139,17 @@ func removeCgroupDir(dir string) {
 // process's own cgroup v2; "" when no cgroup2 hierarchy is mounted or the
 // mark cannot be a name.
 func cgroupDirFor(mark string) string {
-	if mark == "" || strings.ContainsAny(mark, "/\x00") || mark == "." || mark == ".." {
+	base := cgroupBase()
+	if base == "" || mark == "" || strings.ContainsAny(mark, "/\x00") || mark == "." || mark == ".." {
 		return ""
 	}
+	return filepath.Join(base, cgroupPrefix+mark)
+}
+
+// cgroupBase is this process's own cgroup v2 directory, "" without one.
+// It does not change while the process runs: read once (Run asks after
+// every command).
+var cgroupBase = sync.OnceValue(func() string {
 	mnt, root := cgroup2Mount()
 	own := ownCgroup2()
 	if mnt == "" || own == "" {
@@ -150,8 +159,8 @@ func cgroupDirFor(mark string) string {
 	if !ok || (rel != "" && !strings.HasPrefix(rel, "/")) || strings.Contains(rel, "/..") {
 		return ""
 	}
-	return filepath.Join(mnt, rel, cgroupPrefix+mark)
-}
+	return filepath.Join(mnt, rel)
+})
 
 // cgroup2Mount is where the cgroup2 hierarchy is mounted, and the cgroup
 // path that mount shows at its top.

@@ -768,16 +768,23 @@ func assertHoppersGone(t *testing.T, trail string, res Result) {
 	}
 }
 
-// TestCommandRunsInACgroupOfItsOwn: where a cgroup can be had, the shell
-// and what it starts in a new session are born in the command's cgroup,
-// which is gone once the call has ended.
-func TestCommandRunsInACgroupOfItsOwn(t *testing.T) {
-	t.Parallel()
+// needCgroup skips a test where no command cgroup can be had (not root,
+// no cgroup2 mount): there the tree is what the scans of /proc find.
+func needCgroup(t *testing.T) {
+	t.Helper()
 	probe := newCommandCgroup(newRunMark())
 	if probe == nil {
 		t.Skip("no cgroup v2 to be had here (not root, or no cgroup2 mount)")
 	}
 	probe.remove()
+}
+
+// TestCommandRunsInACgroupOfItsOwn: where a cgroup can be had, the shell
+// and what it starts in a new session are born in the command's cgroup,
+// which is gone once the call has ended.
+func TestCommandRunsInACgroupOfItsOwn(t *testing.T) {
+	t.Parallel()
+	needCgroup(t)
 	// A mark inherited from the environment (hostcore run by a command of
 	// another) named the cgroup: two such runs shared one, or the second
 	// had none (a review of this change).
@@ -803,11 +810,7 @@ func TestCommandRunsInACgroupOfItsOwn(t *testing.T) {
 // cgroup.kill ends them all.
 func TestKillsSetsidHoppersThroughTheCgroup(t *testing.T) {
 	t.Parallel()
-	probe := newCommandCgroup(newRunMark())
-	if probe == nil {
-		t.Skip("no cgroup v2 to be had here (not root, or no cgroup2 mount): the hoppers are what the scans catch")
-	}
-	probe.remove()
+	needCgroup(t)
 	py := "/usr/bin/python3" // not a version manager's shim, slow to start
 	if _, err := os.Stat(py); err != nil {
 		if py, err = exec.LookPath("python3"); err != nil {

@@ -294,8 +294,7 @@ func terminateTree(shell int, grace time.Duration, allGone <-chan struct{}, cg *
 					cg.signal(pid, syscall.SIGCONT)
 				}
 			}
-		}
-		if kill {
+		} else {
 			cg.kill()
 			// A process that forks and exits in a loop lives shorter
 			// than one scan of a busy /proc: its next child is not in
