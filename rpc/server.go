@@ -15,14 +15,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sys/unix"
-
-	"hostcore/sandbox/rawsys"
 )
 
 // Dispatcher routes requests. Route is called on the read goroutine, in
@@ -133,9 +130,6 @@ type Server struct {
 
 // NewServer prepares a server; out may be an *os.File to watch.
 func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
-	if r, ok := newRawInput(in); ok {
-		in = r
-	}
 	s := &Server{stream: newLineStream(in, out, log), log: log, gone: make(chan struct{}), connReady: make(chan struct{}),
 		workers: workers{jobs: make(chan func()), quit: make(chan struct{})}}
 	s.SetBudget(DefaultBudget)
@@ -783,59 +777,4 @@ func (p slogPrinter) Printf(format string, v ...any) {
 // (or could not be): closing what the call used, off the client's wait.
 type AfterReplier interface {
 	AfterReply()
-}
-
-// rawInput reads a non-blocking pipe or socket (PollableInput's) with raw
-// read(2) calls (package rawsys), parking on Go's poller when there is
-// nothing to read. With os.File.Read, the first read after a client's
-// pause woke the runtime's monitor thread, which then polled the other
-// vCPU every 20 µs through the request. A raw read of a descriptor in
-// non-blocking mode returns at once, so it holds its processor no longer
-// than an ordinary call would.
-type rawInput struct {
-	f  *os.File // kept alive while rc is read
-	rc syscall.RawConn
-}
-
-// newRawInput returns a rawInput for in when in is a pipe or a socket in
-// non-blocking mode.
-func newRawInput(in io.Reader) (rawInput, bool) {
-	f, ok := in.(*os.File)
-	if !ok {
-		return rawInput{}, false
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return rawInput{}, false
-	}
-	usable := false
-	rc.Control(func(fd uintptr) {
-		var st unix.Stat_t
-		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
-		usable = err == nil && fl&unix.O_NONBLOCK != 0 && unix.Fstat(int(fd), &st) == nil &&
-			(st.Mode&unix.S_IFMT == unix.S_IFIFO || st.Mode&unix.S_IFMT == unix.S_IFSOCK)
-	})
-	return rawInput{f, rc}, usable
-}
-
-// Read reads like os.File.Read: 0 bytes read is io.EOF.
-func (r rawInput) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	var n int
-	var err error
-	if rerr := r.rc.Read(func(fd uintptr) bool {
-		n, err = ignoringEINTR(func() (int, error) { return rawsys.Read(int(fd), p) })
-		return err != unix.EAGAIN
-	}); rerr != nil {
-		return 0, &os.PathError{Op: "read", Path: r.f.Name(), Err: rerr} // the file was closed
-	}
-	switch {
-	case err != nil:
-		return 0, &os.PathError{Op: "read", Path: r.f.Name(), Err: err}
-	case n == 0:
-		return 0, io.EOF
-	}
-	return n, nil
 }

@@ -18,8 +18,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"golang.org/x/sys/unix"
 
-	"hostcore/sandbox/rawsys"
-
 	"hostcore/handlers/jsonobj"
 )
 
@@ -216,8 +214,8 @@ func (s *lineStream) writeLocked(line []byte) error {
 // writeLineNow is writeLine for the read goroutine: it does not wait for
 // a client that does not read, so that such a client can still finish
 // writing the request it is stuck on. Where stdout is non-blocking
-// (nowaitFd, see Server), one write system call (raw, see rawInput: it
-// cannot wait) puts in what the pipe or socket takes now; the rest, if any, is left behind: one goroutine
+// (nowaitFd, see Server), one write system call puts in what the pipe or
+// socket takes now; the rest, if any, is left behind: one goroutine
 // writes what is left behind, in order, and holds the write lock across
 // the rest of a line begun, so no other line comes between its parts. A
 // line that finds the lock taken, or lines left behind before it, is
@@ -244,7 +242,7 @@ func (s *lineStream) writeLineNow(line []byte) error {
 		defer s.wmu.Unlock()
 		return s.writeLocked(line)
 	}
-	n, err := ignoringEINTR(func() (int, error) { return rawsys.Write(s.nowaitFd, line) })
+	n, err := ignoringEINTR(func() (int, error) { return unix.Write(s.nowaitFd, line) })
 	if err == unix.EAGAIN {
 		n, err = 0, nil
 	}

@@ -11,14 +11,12 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"hostcore/sandbox/rawsys"
 )
 
 // QuickDir is a session's workspace held open for QuickOpen. The
 // directory is opened by its canonical path without following links
 // (RESOLVE_NO_SYMLINKS: it is still the real directory at that path) and
-// checked to be on a local disk or memory file system (rawsys.LocalFS), and that
+// checked to be on a local disk or memory file system (localFSType), and that
 // answer is kept for quickDirTTL: within it, a file is opened beneath the
 // directory as found then, even if the path were swapped since, so no
 // swap can widen what is read, only keep it to the tree the session was
@@ -88,12 +86,13 @@ func (d *QuickDir) dir(workspace string) (int, bool) {
 		return 0, false
 	}
 	var st unix.Stat_t
-	if fd == 0 || unix.Fstat(fd, &st) != nil {
+	var sf unix.Statfs_t
+	if fd == 0 || unix.Fstat(fd, &st) != nil || unix.Fstatfs(fd, &sf) != nil {
 		unix.Close(fd)
 		return 0, false
 	}
 	d.fd, d.path, d.checked = fd, workspace, time.Now()
-	d.dev, d.ino, d.local = uint64(st.Dev), st.Ino, rawsys.LocalFS(fd) //nolint:unconvert // widths differ by platform
+	d.dev, d.ino, d.local = uint64(st.Dev), st.Ino, localFSType(int64(sf.Type)) //nolint:unconvert // widths differ by platform
 	if d.expiry == nil {
 		d.expiry = time.AfterFunc(quickDirTTL, d.expire)
 	} else {
@@ -120,9 +119,6 @@ func (d *QuickDir) dir(workspace string) (int, bool) {
 // or a kernel without openat2 (before Linux 5.6) all report false.
 //
 // The path is cleaned first, as Resolve cleans it (filepath.Join).
-//
-// Its system calls, and the file's reads and close, are raw (package
-// rawsys): they touch one local file system only.
 func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, bool) {
 	if r.Workspace == "" || p == "" || len(p) > maxPathLen || strings.IndexByte(p, 0) >= 0 ||
 		strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") {
@@ -153,17 +149,17 @@ func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, b
 	// link; a link on the way makes the open below fail), and the file
 	// opened must be the one looked at.
 	var pre, st unix.Stat_t
-	if rawsys.Fstatat(wfd, rel, &pre, unix.AT_SYMLINK_NOFOLLOW) != nil || pre.Mode&unix.S_IFMT != unix.S_IFREG {
+	if unix.Fstatat(wfd, rel, &pre, unix.AT_SYMLINK_NOFOLLOW) != nil || pre.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, Resolved{}, nil, false
 	}
-	fd, err := rawsys.Openat2(wfd, rel, &unix.OpenHow{
+	fd, err := unix.Openat2(wfd, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
 	})
 	if err != nil {
 		return nil, Resolved{}, nil, false
 	}
-	if rawsys.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != pre.Dev || st.Ino != pre.Ino {
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != pre.Dev || st.Ino != pre.Ino {
 		unix.Close(fd)
 		return nil, Resolved{}, nil, false
 	}
@@ -179,6 +175,17 @@ func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, b
 
 // quickUnsupported: the kernel has no openat2; QuickOpen stops trying.
 var quickUnsupported atomic.Bool
+
+// localFSType says whether a statfs type is that of a local disk or
+// memory file system, where a read cannot hang on a server.
+func localFSType(t int64) bool {
+	switch t {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, 0x2fc12fc1 /* zfs */, unix.RAMFS_MAGIC:
+		return true
+	}
+	return false
+}
 
 // statInfo is an fs.FileInfo from fstat.
 type statInfo struct {
@@ -218,7 +225,7 @@ func readFd(fd int, p []byte) (int, error) {
 		return 0, nil
 	}
 	for {
-		n, err := rawsys.Read(fd, p)
+		n, err := unix.Read(fd, p)
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -231,4 +238,4 @@ func readFd(fd int, p []byte) (int, error) {
 	}
 }
 
-func closeFd(fd int) error { return rawsys.Close(fd) }
+func closeFd(fd int) error { return unix.Close(fd) }

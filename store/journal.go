@@ -13,9 +13,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
-	"hostcore/sandbox/rawsys"
 	"syscall"
 	"time"
 
@@ -103,12 +100,9 @@ func (jr *journalRow) appendJSON(b []byte) []byte {
 }
 
 type journal struct {
-	mu  sync.Mutex
-	f   *os.File
-	fdn int // f's descriptor (os.File.Fd would make it blocking), or -1
-	// raw: appends are raw system calls (package rawsys), the journal
-	// being on a local file system, where they cannot wait on a server.
-	raw     bool
+	mu      sync.Mutex
+	f       *os.File
+	fdn     int // f's descriptor (os.File.Fd would make it blocking)
 	path    string
 	size    int64  // bytes of whole lines in f
 	seq     uint64 // the last sequence number written
@@ -138,11 +132,10 @@ func openJournal(dataDir string, applied uint64) (*journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("the audit journal %s is not a regular file; move it away", path)
 	}
-	j := &journal{f: f, fdn: -1, path: path, seq: applied}
+	j := &journal{f: f, path: path, seq: applied}
 	if rc, err := f.SyscallConn(); err == nil {
 		rc.Control(func(d uintptr) { j.fdn = int(d) })
 	}
-	j.raw = j.fdn > 2 && rawsys.LocalFS(j.fdn)
 	r := bufio.NewReaderSize(f, 64<<10)
 	var good int64
 	for {
@@ -193,7 +186,7 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 	}
 	jr := journalRow{Seq: j.seq + 1, RecordCall: recordCall, Row: r}
 	line := append(jr.appendJSON(make([]byte, 0, 512)), '\n')
-	if n, err := j.write(line); err != nil || n != len(line) {
+	if n, err := j.f.Write(line); err != nil || n != len(line) {
 		if err == nil {
 			err = io.ErrShortWrite
 		}
@@ -229,26 +222,11 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 	return nil
 }
 
-// write appends line, in one raw write(2) where it may.
-func (j *journal) write(line []byte) (int, error) {
-	if !j.raw {
-		return j.f.Write(line)
-	}
-	n, err := rawsys.Write(j.fdn, line)
-	if err != nil {
-		err = &os.PathError{Op: "write", Path: j.path, Err: err}
-	}
-	return n, err
-}
-
 // gone says whether the journal's file no longer has the name a start
 // reads: unlinked (replaced) under us. One fstat per append.
 func (j *journal) gone() bool {
-	var st unix.Stat_t
-	if j.raw {
-		return rawsys.Fstat(j.fdn, &st) == nil && st.Nlink == 0
-	}
-	return j.fdn >= 0 && unix.Fstat(j.fdn, &st) == nil && st.Nlink == 0
+	var st syscall.Stat_t
+	return syscall.Fstat(j.fdn, &st) == nil && st.Nlink == 0
 }
 
 // renamed says whether the journal's name now leads to another file (or
