@@ -27,6 +27,11 @@ import (
 	"hostcore/store"
 )
 
+// logFlushWait bounds how long the last log lines wait for stderr at exit
+// (a client that never reads it must not hold up the exit PROTOCOL
+// section 1 bounds at 3 s).
+const logFlushWait = 250 * time.Millisecond
+
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
@@ -34,6 +39,12 @@ func main() {
 	// A per-command reaper is hostcore re-executed; it must run before
 	// anything else touches signals or stdio.
 	process.MaybeRunReaper()
+	// Descriptors inherited above stderr reach no command (a sidecar's
+	// private channels); hostcore itself never uses them.
+	if err := process.KeepInheritedFromCommands(); err != nil {
+		fmt.Fprintf(os.Stderr, "hostcore: cannot mark inherited descriptors close-on-exec: %v\n", err)
+		os.Exit(1)
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -58,10 +69,11 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "hostcore: --mutation-slots must be at least 1")
 		return 2
 	}
-	timeout, log, ok := commonFlags("hostcore", fs, *timeoutStr, *logLevel)
+	timeout, log, logw, ok := commonFlags("hostcore", fs, *timeoutStr, *logLevel)
 	if !ok {
 		return 2
 	}
+	defer logw.Close(logFlushWait)
 	// HOSTCORE_CPUPROFILE=FILE writes a CPU profile of the whole run (for
 	// `go tool pprof`), to profile the real binary as a client drives it.
 	if p := os.Getenv("HOSTCORE_CPUPROFILE"); p != "" {
@@ -112,8 +124,8 @@ func run(args []string) int {
 	go func() {
 		select {
 		case sig := <-sigs:
-			log.Info("signal: shutting down", "signal", sig.String())
 			stopping()
+			log.Info("signal: shutting down", "signal", sig.String())
 		case <-ctx.Done():
 		}
 	}()
@@ -193,9 +205,9 @@ func givenAs(fs *flag.FlagSet, flagName, env string) string {
 
 // commonFlags checks the flags both commands take and builds the logger
 // (JSON lines on stderr; stdout is the protocol's).
-func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (time.Duration, *slog.Logger, bool) {
+func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (time.Duration, *slog.Logger, *rpc.LogWriter, bool) {
 	if !checkEnv(cmd, fs) {
-		return 0, nil, false
+		return 0, nil, nil, false
 	}
 	// A bad value is named as it was given: the flag, or its variable.
 	source := func(flagName, env string) string {
@@ -209,14 +221,16 @@ func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (tim
 		// Cards carry the timeout in whole milliseconds (timeoutMs); one
 		// that never ends in practice (1000000h) is no fail-closed timer.
 		fmt.Fprintf(os.Stderr, "%s: %s%q: want a duration from 1ms to 24h, such as 120s (permission-timeout)\n", cmd, source("permission-timeout", "HOSTCORE_PERMISSION_TIMEOUT"), timeoutStr)
-		return 0, nil, false
+		return 0, nil, nil, false
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %s%q: want debug, info, warn or error (log-level)\n", cmd, source("log-level", "HOSTCORE_LOG_LEVEL"), logLevel)
-		return 0, nil, false
+		return 0, nil, nil, false
 	}
-	return timeout, slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})), true
+	// Logs never wait for the reader of stderr (rpc.LogWriter).
+	logw := rpc.NewLogWriter(os.Stderr)
+	return timeout, slog.New(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: level})), logw, true
 }
 
 // envErrs collects, by flag name, environment variables set to values
@@ -336,10 +350,11 @@ func runMCP(args []string) int {
 		fmt.Fprintf(os.Stderr, "hostcore mcp: --permission-mode %q: want ask, accept-edits or auto\n", *permMode)
 		return 2
 	}
-	timeout, log, ok := commonFlags("hostcore mcp", fs, *timeoutStr, *logLevel)
+	timeout, log, logw, ok := commonFlags("hostcore mcp", fs, *timeoutStr, *logLevel)
 	if !ok {
 		return 2
 	}
+	defer logw.Close(logFlushWait)
 	explicit := os.Getenv("HOSTCORE_DATA_DIR") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "data-dir" })
 	if !explicit {

@@ -292,10 +292,19 @@ func startHostEnv(t *testing.T, bin string, env []string, args ...string) *host 
 	// A home of its own: Bash runs login shells, and the developer's
 	// profile must neither slow commands down nor change what ~ names.
 	cmd.Env = append(append(os.Environ(), "HOSTCORE_LOG_LEVEL=debug", "HOME="+t.TempDir()), env...)
+	return startCmd(t, cmd)
+}
+
+// startCmd starts cmd (hostcore) as startHost does; a cmd.Stderr already
+// set is kept.
+func startCmd(t *testing.T, cmd *exec.Cmd) *host {
+	t.Helper()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	h := &host{cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &syncWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
-	cmd.Stderr = h.stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = h.stderr
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

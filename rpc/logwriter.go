@@ -1,0 +1,107 @@
+package rpc
+
+import (
+	"io"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// LogWriter passes log lines on to w (stderr) from a goroutine of its own,
+// so that logging never waits for the reader of stderr. A client that
+// never reads hostcore's stderr (Node's spawn gives it a pipe by default,
+// and a sidecar that listens to stdout only stops reading it once its own
+// buffer is full) would otherwise stop every goroutine that logs once the
+// pipe is full, the read loop and the handling of SIGTERM among them.
+//
+// Lines wait in memory up to logBacklog bytes; past that, whole lines
+// are dropped and counted, and a line saying how many follows once stderr
+// takes lines again. Each Write is one line (slog's handlers write one
+// record per call).
+type LogWriter struct {
+	w       io.Writer
+	mu      sync.Mutex
+	buf     []byte // lines waiting for the writer goroutine
+	dropped int64  // lines dropped since the last note
+	closing bool
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+// logBacklog bounds the log lines waiting for stderr.
+const logBacklog = 1 << 20
+
+// NewLogWriter starts the goroutine that writes to w.
+func NewLogWriter(w io.Writer) *LogWriter {
+	l := &LogWriter{w: w, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go l.run()
+	return l
+}
+
+// Write queues p, or drops it when logBacklog bytes wait already. It
+// never blocks and never fails.
+func (l *LogWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	if len(l.buf)+len(p) > logBacklog {
+		l.dropped++
+	} else {
+		l.buf = append(l.buf, p...)
+	}
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+// Close writes what waits, for at most wait (stderr may never be read),
+// and stops the goroutine once it has.
+func (l *LogWriter) Close(wait time.Duration) {
+	l.mu.Lock()
+	l.closing = true
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case <-l.done:
+	case <-time.After(wait):
+	}
+}
+
+func (l *LogWriter) run() {
+	defer close(l.done)
+	var out []byte
+	for {
+		l.mu.Lock()
+		for len(l.buf) == 0 && l.dropped == 0 {
+			if l.closing {
+				l.mu.Unlock()
+				return
+			}
+			l.mu.Unlock()
+			<-l.wake
+			l.mu.Lock()
+		}
+		out, l.buf = l.buf, out[:0]
+		dropped := l.dropped
+		l.dropped = 0
+		l.mu.Unlock()
+		if dropped > 0 {
+			out = appendDropNote(out, dropped)
+		}
+		l.w.Write(out) // a failed write loses these lines; there is nowhere else to say so
+	}
+}
+
+// appendDropNote appends a log line in slog's JSON shape saying that n
+// lines were dropped.
+func appendDropNote(b []byte, n int64) []byte {
+	b = append(b, `{"time":"`...)
+	b = time.Now().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","level":"WARN","msg":"log lines dropped: stderr was not read fast enough","dropped":`...)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, "}\n"...)
+}

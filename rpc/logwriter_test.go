@@ -1,0 +1,104 @@
+package rpc
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// blockedWriter blocks every Write until released, then records.
+type blockedWriter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	got     bytes.Buffer
+}
+
+func (b *blockedWriter) Write(p []byte) (int, error) {
+	<-b.release
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.got.Write(p)
+}
+
+func (b *blockedWriter) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.got.String()
+}
+
+// A stderr nobody reads never holds up a log call: lines past the backlog
+// are dropped and counted, the count is said once stderr takes lines
+// again, and every line kept arrives whole and in order.
+func TestLogWriterNeverWaitsForStderr(t *testing.T) {
+	w := &blockedWriter{release: make(chan struct{})}
+	l := NewLogWriter(w)
+	line := strings.Repeat("x", 290)
+	const n = 20000 // about 6 MB: far past the backlog
+	start := time.Now()
+	for i := range n {
+		l.Write(fmt.Appendf(nil, "%05d %s\n", i, line))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("logging to a blocked stderr took %v", d)
+	}
+	close(w.release)
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(w.String(), "dropped"); {
+		if time.Now().After(deadline) {
+			t.Fatal("no drop note once stderr was read again")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.Write([]byte("after\n"))
+	l.Close(5 * time.Second)
+	out := w.String()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	kept, next, dropped := 0, 0, 0
+	for _, ln := range lines {
+		var i int
+		if _, err := fmt.Sscanf(ln, "%05d ", &i); err == nil && len(ln) == 6+len(line) {
+			if i < next {
+				t.Fatalf("line %d after line %d", i, next-1)
+			}
+			next = i + 1
+			kept++
+			continue
+		}
+		if strings.Contains(ln, `"msg":"log lines dropped`) && strings.Contains(ln, `"level":"WARN"`) {
+			var d int
+			if _, err := fmt.Sscanf(ln[strings.LastIndex(ln, ":")+1:], "%d}", &d); err != nil {
+				t.Fatalf("drop note %q: %v", ln, err)
+			}
+			dropped += d
+			continue
+		}
+		if ln != "after" {
+			t.Fatalf("a line that was not written whole: %.80q", ln)
+		}
+	}
+	if kept == 0 || kept == n || len(out) > 3*logBacklog {
+		t.Fatalf("kept %d of %d lines, %d bytes", kept, n, len(out))
+	}
+	if dropped != n-kept {
+		t.Fatalf("drop notes count %d lines, %d were dropped", dropped, n-kept)
+	}
+	if !strings.HasSuffix(out, "after\n") {
+		t.Fatalf("the line logged after stderr was read again is missing: ...%q", out[max(0, len(out)-100):])
+	}
+}
+
+// Close gives up on a stderr that is never read, after the time it is
+// given.
+func TestLogWriterCloseIsBounded(t *testing.T) {
+	w := &blockedWriter{release: make(chan struct{})}
+	defer close(w.release)
+	l := NewLogWriter(w)
+	l.Write([]byte("a line\n"))
+	start := time.Now()
+	l.Close(100 * time.Millisecond)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Close waited %v for a stderr nobody reads", d)
+	}
+}
