@@ -102,7 +102,7 @@ func (d *QuickDir) dir(workspace string) (int, bool) {
 }
 
 // QuickOpen opens an existing regular file inside the workspace for
-// reading in three system calls, where Resolve and OpenRegular take about
+// reading in five system calls, where Resolve and OpenRegular take about
 // twenty, and reports false whenever it cannot prove the answer would be
 // the same, leaving the call to them. d holds the workspace directory
 // (see QuickDir); a workspace not on a local file system reports false,
@@ -145,17 +145,24 @@ func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, b
 	}
 	// Nothing but a regular file is opened, as OpenRegular opens nothing
 	// else: opening a FIFO releases its writer, opening a device runs its
-	// driver. The type is looked at first (without following a last
-	// link; a link on the way makes the open below fail), and the file
-	// opened must be the one looked at.
+	// driver. The type is looked at first, through an O_PATH descriptor
+	// (which opens nothing) resolved as the open below is: a stat by path
+	// (fstatat) would walk into a file system mounted inside the
+	// workspace, and one whose server never answers (FUSE, NFS) would
+	// hold the read goroutine, and with it every later request, for good.
+	// The file opened must then be the one looked at.
+	const resolve = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
 	var pre, st unix.Stat_t
-	if unix.Fstatat(wfd, rel, &pre, unix.AT_SYMLINK_NOFOLLOW) != nil || pre.Mode&unix.S_IFMT != unix.S_IFREG {
+	pfd, err := unix.Openat2(wfd, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: resolve})
+	if err != nil {
 		return nil, Resolved{}, nil, false
 	}
-	fd, err := unix.Openat2(wfd, rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
-	})
+	if unix.Fstat(pfd, &pre) != nil || pre.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(pfd)
+		return nil, Resolved{}, nil, false
+	}
+	fd, err := unix.Openat2(wfd, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC, Resolve: resolve})
+	unix.Close(pfd)
 	if err != nil {
 		return nil, Resolved{}, nil, false
 	}
