@@ -195,6 +195,9 @@ func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 type File struct {
 	f  *os.File
 	fd int // QuickOpen's file, read without an os.File; f is nil
+	// pathFd is QuickOpen's O_PATH descriptor of the same file, or -1,
+	// closed with it: after the answer is written, not before.
+	pathFd int
 	// left is what is left to read of QuickOpen's file, by the size it
 	// had when opened: once it is 0 the read says io.EOF without asking
 	// the kernel. A file that grew meanwhile is read as it was then, the
@@ -236,8 +239,11 @@ func (f *File) Close() error {
 		if f.fd < 0 {
 			return nil // closed already: the number may be another file's now
 		}
-		fd := f.fd
-		f.fd = -1
+		fd, pfd := f.fd, f.pathFd
+		f.fd, f.pathFd = -1, -1
+		if pfd > 0 {
+			closeFd(pfd)
+		}
 		return closeFd(fd)
 	}
 	return f.f.Close()

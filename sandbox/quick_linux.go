@@ -102,8 +102,8 @@ func (d *QuickDir) dir(workspace string) (int, bool) {
 }
 
 // QuickOpen opens an existing regular file inside the workspace for
-// reading in five system calls, where Resolve and OpenRegular take about
-// twenty, and reports false whenever it cannot prove the answer would be
+// reading in four system calls (the O_PATH descriptor it looks through is
+// closed with the file), where Resolve and OpenRegular take about twenty, and reports false whenever it cannot prove the answer would be
 // the same, leaving the call to them. d holds the workspace directory
 // (see QuickDir); a workspace not on a local file system reports false,
 // so nothing here can wait on a server.
@@ -162,12 +162,13 @@ func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, b
 		return nil, Resolved{}, nil, false
 	}
 	fd, err := unix.Openat2(wfd, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC, Resolve: resolve})
-	unix.Close(pfd)
 	if err != nil {
+		unix.Close(pfd)
 		return nil, Resolved{}, nil, false
 	}
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != pre.Dev || st.Ino != pre.Ino {
 		unix.Close(fd)
+		unix.Close(pfd)
 		return nil, Resolved{}, nil, false
 	}
 	res := Resolved{
@@ -177,7 +178,7 @@ func (r Roots) QuickOpen(d *QuickDir, p string) (*File, Resolved, fs.FileInfo, b
 		BaseIdent: FileIdent{Dev: d.dev, Ino: d.ino},
 	}
 	fi := &statInfo{name: filepath.Base(rel), st: st}
-	return &File{fd: fd, left: st.Size, opened: time.Now()}, res, fi, true
+	return &File{fd: fd, pathFd: pfd, left: st.Size, opened: time.Now()}, res, fi, true
 }
 
 // quickUnsupported: the kernel has no openat2; QuickOpen stops trying.
