@@ -185,7 +185,7 @@ func runSubmit(kind string) func(ctx context.Context, c *call) *ToolResult {
 			if res.Root != sandbox.RootWorkspace {
 				return policyDenied(".pi/%s leads outside the workspace (a symlink?); the %s was not saved", kind, kind)
 			}
-			err = sandbox.CreateExclusive(res, data)
+			_, err = sandbox.Durable(sandbox.CreateExclusive(res, data))
 			if err == nil {
 				break
 			}

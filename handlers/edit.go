@@ -79,7 +79,9 @@ func runEdit(ctx context.Context, c *call) *ToolResult {
 			return c.setPath(failResult(CodeToolFailed, "cannot save the review snapshot of %s, so the edit could not be undone; it was not made: %v", c.target.Display, err))
 		}
 	}
-	if _, err := sandbox.WriteAtomic(c.target, updated); err != nil {
+	_, err = sandbox.WriteAtomic(c.target, updated)
+	warning, err := sandbox.Durable(err)
+	if err != nil {
 		if sn != nil {
 			c.s.dropSnapshot(ctx, sn)
 		}
@@ -87,6 +89,7 @@ func runEdit(ctx context.Context, c *call) *ToolResult {
 	}
 	r := okResult(fmt.Sprintf("Edited %s: replaced 1 occurrence (%d bytes → %d bytes)", c.target.Display, len(data), len(updated)))
 	r.Details = map[string]any{"replacements": 1, "bytes": len(updated)}
+	notDurable(r, warning)
 	if sn != nil {
 		r.Review = reviewOf(sn, snap, updated, "edit")
 	}

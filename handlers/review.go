@@ -377,7 +377,7 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 		return nil, appError(CodeConflict, "%s changed after the tool call; it was left untouched", sn.Path)
 	}
 	if !sn.Existed {
-		if err := sandbox.Remove(target); err != nil {
+		if _, err := sandbox.Durable(sandbox.Remove(target)); err != nil {
 			return nil, appError(CodeToolFailed, "removing %s: %v", sn.Path, err)
 		}
 	} else {
@@ -385,7 +385,13 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 		if err != nil {
 			return nil, appError(CodeToolFailed, "snapshot file is missing: %v", err)
 		}
-		if _, err := sandbox.WriteAtomic(target, prev); err != nil {
+		if int64(len(prev)) != sn.BeforeSize {
+			// Cut short or changed on disk since it was taken: restoring
+			// it would put a fragment in place of the file.
+			return nil, appError(CodeToolFailed, "the snapshot of %s is damaged (%d bytes on disk, %d taken); %s was left untouched", sn.Path, len(prev), sn.BeforeSize, sn.Path)
+		}
+		_, err = sandbox.WriteAtomic(target, prev)
+		if _, err := sandbox.Durable(err); err != nil {
 			return nil, appError(CodeToolFailed, "restoring %s: %v", sn.Path, err)
 		}
 	}

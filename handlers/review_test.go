@@ -2,10 +2,14 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hostcore/sandbox"
 )
 
 func writeJSON(path, content string) json.RawMessage {
@@ -57,5 +61,76 @@ func TestReviewRecordsTellTheTruth(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "big.txt")); err != nil {
 		t.Error("session.delete touched the workspace")
+	}
+}
+
+// A change that landed but whose directory could not be synced (a file
+// system that fails fsync on directories) is reported as made, with a
+// warning, and keeps its review record: it used to be answered "not
+// written" after the file had been replaced, and its undo thrown away.
+func TestChangeMadeButNotSyncedIsNoFailure(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "d", "agent", "auto")
+	target := filepath.Join(ws, "a.txt")
+	os.WriteFile(target, []byte("OLD\n"), 0o644)
+	restore := sandbox.FailDirSyncs(errors.New("input/output error"))
+	defer restore()
+
+	r := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "w", ToolName: "Write", Args: writeJSON("a.txt", "NEW\n")})
+	d, _ := r.Details.(map[string]any)
+	if !r.OK || r.Review == nil || !strings.Contains(fmt.Sprint(d["warning"]), "power loss") || !strings.Contains(r.Content[0].Text, "Warning:") {
+		t.Fatalf("Write whose directory sync failed: %+v %+v", r, r.Review)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "NEW\n" {
+		t.Fatalf("file holds %q", got)
+	}
+	edit, _ := json.Marshal(map[string]string{"path": "a.txt", "old_string": "NEW", "new_string": "EDITED"})
+	r2 := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "e", ToolName: "Edit", Args: edit})
+	if d, _ := r2.Details.(map[string]any); !r2.OK || r2.Review == nil || d["warning"] == nil {
+		t.Fatalf("Edit whose directory sync failed: %+v", r2)
+	}
+	created := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "c", ToolName: "Write", Args: writeJSON("new.txt", "x")})
+	if !created.OK || created.Review == nil {
+		t.Fatalf("new file whose directory sync failed: %+v", created)
+	}
+
+	// The undo of each still works, the sync still failing.
+	for _, sn := range []string{r2.Review.SnapshotID, r.Review.SnapshotID, created.Review.SnapshotID} {
+		raw, _ := json.Marshal(map[string]string{"sessionId": "d", "snapshotId": sn})
+		if _, err := s.reviewRollback(t.Context(), raw); err != nil {
+			t.Fatalf("rollback of %s: %v", sn, err)
+		}
+	}
+	if got, _ := os.ReadFile(target); string(got) != "OLD\n" {
+		t.Fatalf("after the rollbacks the file holds %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the created file survived its rollback: %v", err)
+	}
+}
+
+// A snapshot whose file was cut short or changed on disk is not restored:
+// the rollback would put a fragment in place of the file.
+func TestRollbackRefusesADamagedSnapshot(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "k", "agent", "auto")
+	target := filepath.Join(ws, "a.txt")
+	old := strings.Repeat("old line\n", 2000)
+	os.WriteFile(target, []byte(old), 0o644)
+	r := run(t, s, ExecuteParams{SessionID: "k", ToolCallID: "w", ToolName: "Write", Args: writeJSON("a.txt", "new\n")})
+	if !r.OK || r.Review == nil {
+		t.Fatalf("Write: %+v", r)
+	}
+	entries, _ := os.ReadDir(s.snapshotDir("k"))
+	if len(entries) != 1 {
+		t.Fatalf("snapshot files: %v", entries)
+	}
+	os.Truncate(filepath.Join(s.snapshotDir("k"), entries[0].Name()), 100)
+	raw, _ := json.Marshal(map[string]string{"sessionId": "k", "snapshotId": r.Review.SnapshotID})
+	if _, err := s.reviewRollback(t.Context(), raw); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("rollback of a damaged snapshot: %v", err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new\n" {
+		t.Fatalf("the file was touched: %d bytes", len(got))
 	}
 }

@@ -39,6 +39,7 @@ func runWrite(ctx context.Context, c *call) *ToolResult {
 		}
 	}
 	created, err := sandbox.WriteAtomic(c.target, []byte(a.Content))
+	warning, err := sandbox.Durable(err)
 	if err != nil {
 		if sn != nil {
 			c.s.dropSnapshot(ctx, sn)
@@ -51,10 +52,25 @@ func runWrite(ctx context.Context, c *call) *ToolResult {
 	}
 	r := okResult(fmt.Sprintf("%s %s (%d bytes)", verb, c.target.Display, len(a.Content)))
 	r.Details = map[string]any{"bytes": len(a.Content), "created": created}
+	notDurable(r, warning)
 	if sn != nil {
 		r.Review = reviewOf(sn, snap, []byte(a.Content), "write")
 	}
 	return c.setPath(r)
+}
+
+// notDurable adds to a mutation's result the warning that its change was
+// made but its directory could not be synced (sandbox.NotDurableError):
+// the change stands, with its review record, and may not survive a
+// power loss.
+func notDurable(r *ToolResult, warning string) {
+	if warning == "" {
+		return
+	}
+	r.Content[0].Text += "\nWarning: " + warning
+	if d, ok := r.Details.(map[string]any); ok {
+		d["warning"] = warning
+	}
 }
 
 // writeError maps a sandbox error for a mutation onto a result.

@@ -344,9 +344,34 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 	}
 	renamed = true
 	if err := syncDir(root, "."); err != nil {
-		return created, fmt.Errorf("syncing directory of %s: %w", res.Display, err)
+		return created, &NotDurableError{Display: res.Display, Err: err}
 	}
 	return created, nil
+}
+
+// NotDurableError: the change was made (the file is in place) but its
+// directory could not be synced, so it may not survive a power loss. It
+// is no failure of the change: a caller that reported it as "not written"
+// would be wrong, and would throw away the undo of a change that landed.
+type NotDurableError struct {
+	Display string
+	Err     error
+}
+
+func (e *NotDurableError) Error() string {
+	return fmt.Sprintf("%s was changed, but syncing its directory failed, so the change may not survive a power loss: %v", e.Display, e.Err)
+}
+
+func (e *NotDurableError) Unwrap() error { return e.Err }
+
+// Durable splits err into what a caller must treat as the change not made
+// (failed) and a warning for a change that was made but not synced.
+func Durable(err error) (warning string, failed error) {
+	var nd *NotDurableError
+	if errors.As(err, &nd) {
+		return nd.Error(), nil
+	}
+	return "", err
 }
 
 // CreateExclusive creates a new file holding data, never overwriting
@@ -374,7 +399,7 @@ func CreateExclusive(res Resolved, data []byte) error {
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
 	if err := syncDir(root, "."); err != nil {
-		return fmt.Errorf("syncing directory of %s: %w", res.Display, err)
+		return &NotDurableError{Display: res.Display, Err: err}
 	}
 	return nil
 }
@@ -404,7 +429,7 @@ func Remove(res Resolved) error {
 		return fmt.Errorf("removing %s: %w", res.Display, err)
 	}
 	if err := syncDir(root, "."); err != nil {
-		return fmt.Errorf("syncing directory of %s: %w", res.Display, err)
+		return &NotDurableError{Display: res.Display, Err: err}
 	}
 	return nil
 }
@@ -493,6 +518,11 @@ func createTemp(root *os.Root, dir, base string) (string, *os.File, error) {
 
 // syncDir fsyncs dir (relative to root) so a rename or unlink in it is durable.
 func syncDir(root *os.Root, dir string) error {
+	if f := dirSyncFault.Load(); f != nil {
+		if err := (*f)(); err != nil {
+			return err
+		}
+	}
 	d, err := root.Open(dir)
 	if err != nil {
 		return err
