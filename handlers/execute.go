@@ -768,6 +768,13 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 		if !c.ran {
 			return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
 		}
+		if c.recordCall {
+			// A read changed nothing, so nothing is lost by withholding
+			// its result, and answering it unaudited would let a command
+			// that fills the data dir's disk read files unrecorded. Its
+			// id was committed with nothing: the read may be sent again.
+			return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed, so the read's result is withheld (a read is answered only once its audit row is committed): " + err.Error(), Err: err}
+		}
 		// The body ran: a Write is on disk, a command has run. Answering
 		// a storage error told the model it failed (it would do it again)
 		// and lost the snapshot id that undoes it.

@@ -51,9 +51,10 @@ func (s *Store) InsertAudit(ctx context.Context, r AuditRow, recordCall bool) er
 			err = nil
 		}
 	}
-	if recordCall {
-		// A read that ran is not run again in this process, even when
-		// its row could be written nowhere (the call says so).
+	if recordCall && err == nil {
+		// The id is committed with the row. A read whose row could be
+		// written nowhere is not answered (handlers withhold its result),
+		// so its id stays free for the read to be sent again.
 		s.seen.add(r.SessionID, r.ToolCallID)
 	}
 	return err
