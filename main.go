@@ -27,6 +27,14 @@ import (
 	"hostcore/store"
 )
 
+// closeStore closes the database and says why if that fails (a database
+// deleted under hostcore is noticed here, its rows kept in the journal).
+func closeStore(st *store.Store, log *slog.Logger) {
+	if err := st.Close(); err != nil {
+		log.Error("closing the database", "err", err)
+	}
+}
+
 // logFlushWait bounds how long the last log lines wait for stderr at exit
 // (a client that never reads it must not hold up the exit PROTOCOL
 // section 1 bounds at 3 s).
@@ -96,7 +104,7 @@ func run(args []string) int {
 		log.Error("opening store", "err", err)
 		return 1
 	}
-	defer st.Close()
+	defer closeStore(st, log)
 	if err := <-schemas; err != nil {
 		log.Error("compiling tool schemas", "err", err)
 		return 1
@@ -372,7 +380,7 @@ func runMCP(args []string) int {
 		log.Error("opening store", "err", err)
 		return 1
 	}
-	defer st.Close()
+	defer closeStore(st, log)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -360,3 +360,33 @@ func checkJournalLine(t *testing.T, seq uint64, rc bool, s string, n int64, b bo
 		t.Fatalf("line %s\nreads %+v\nwant  %+v", jr.appendJSON(nil), got, want)
 	}
 }
+
+// A database deleted under a running hostcore took the rows moved into it,
+// and the clean exit then emptied the journal that still held them: after
+// a restart, no row was left. The journal is now emptied only while the
+// database and its WAL are the files Open found, and Close says what
+// happened.
+func TestJournalKeptWhenTheDatabaseIsDeleted(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"hostcore.db", "hostcore.db-wal"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := mustOpen(t, dir)
+			s.CreateSession(ctx, Session{ID: "a", PermissionMode: "ask", Mode: "agent", Subagents: "[]", CreatedAt: Now()})
+			s.InsertAudit(ctx, auditRow("a", "before"), true)
+			s.flushJournal()
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			s.InsertAudit(ctx, auditRow("a", "after"), true)
+			if err := s.Close(); err == nil || !strings.Contains(err.Error(), "deleted or replaced") {
+				t.Fatalf("Close after the database was deleted: %v", err)
+			}
+			s2 := mustOpen(t, dir)
+			defer s2.Close()
+			if got := countAudit(t, s2, "a"); got["before"] != 1 || got["after"] != 1 {
+				t.Fatalf("rows after the restart: %v", got)
+			}
+		})
+	}
+}

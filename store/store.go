@@ -42,6 +42,10 @@ type Store struct {
 	seen    seenCalls
 	path    string
 	lock    *os.File // hostcore.lock, held while open
+	// files are the database and its WAL as Open found them: rows moved
+	// into a database that was since deleted or replaced under hostcore
+	// are in a file no start reads, so the journal keeps them (intact).
+	files [2]os.FileInfo
 	// NoAudit turns audit inserts into no-ops. Benchmark-only switch, used to
 	// measure what the audit costs.
 	NoAudit bool
@@ -182,6 +186,9 @@ func Open(dataDir string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("the database %s cannot be written: %w", path, err)
 	}
+	for i, name := range []string{path, path + "-wal"} {
+		s.files[i], _ = os.Stat(name)
+	}
 	// Rows a crash left in the audit journal are moved in now.
 	var applied int64
 	if err := s.read(context.Background(), func(conn *sqlite.Conn) error {
@@ -252,18 +259,47 @@ func (s *Store) Close() error {
 		// fail, the journal keeps it for the next start).
 		s.journal.close()
 		err = s.applyJournal(conn)
-		if err == nil && s.journal.size > 0 {
+	}
+	// The database is closed (SQLite checkpoints its WAL into it) before
+	// the journal is emptied, and the journal is emptied only if the
+	// database is still the file at its name.
+	intact := s.intact()
+	if cerr := conn.Close(); err == nil {
+		err = cerr
+	}
+	if s.journal != nil {
+		if err == nil && intact && s.journal.size > 0 {
 			s.journal.f.Truncate(0)
 		}
 		s.journal.f.Close()
 	}
-	if cerr := conn.Close(); err == nil {
-		err = cerr
+	if err == nil && !intact {
+		err = errReplaced(s.path)
 	}
 	if s.lock != nil {
 		s.lock.Close()
 	}
 	return err
+}
+
+// intact says whether the database and its WAL are still the files Open
+// found at their names: deleted or replaced under hostcore (by hand, by a
+// cleaner of the data dir), what is written into them reaches no start.
+func (s *Store) intact() bool {
+	for i, name := range []string{s.path, s.path + "-wal"} {
+		if s.files[i] == nil {
+			continue
+		}
+		fi, err := os.Stat(name)
+		if err != nil || !os.SameFile(fi, s.files[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func errReplaced(path string) error {
+	return fmt.Errorf("the database %s or its WAL was deleted or replaced while hostcore ran: what went into it is lost, but the audit journal was not emptied: the next start moves the rows it holds in", path)
 }
 
 // prepareConn sets the connection's pragmas.
