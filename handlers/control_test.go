@@ -758,6 +758,15 @@ func TestUnauditedReadIsWithheld(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "withheld") {
 		t.Fatalf("an unaudited Read was answered: %v %+v", err, out)
 	}
+	// A Write that could not record its id is not run; the error that its
+	// audit row failed too still says so.
+	w, _ := json.Marshal(ExecuteParams{SessionID: "s1", TurnID: "t1", ToolCallID: "w", ToolName: "Write", Args: json.RawMessage(`{"path":"x.txt","content":"x"}`)})
+	if out, err := s.execute(t.Context(), w, nil); err == nil || !strings.Contains(err.Error(), "was not run") {
+		t.Fatalf("a Write on a full data dir: %v %+v", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err == nil {
+		t.Fatal("the Write ran")
+	}
 
 	os.Remove(fill)
 	out, err = s.execute(t.Context(), raw, nil)

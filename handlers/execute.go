@@ -766,7 +766,13 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row, c.recordCall && c.ran && !c.rt.isDeleted()); err != nil {
 		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
 		if !c.ran {
-			return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed: " + err.Error(), Err: err}
+			msg := "audit write failed: " + err.Error()
+			if !res.OK && res.Message != "" {
+				// What the call's own answer said (that it was not run,
+				// and why) is not lost with it.
+				msg = res.Message + "; and its audit row could not be written: " + err.Error()
+			}
+			return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: msg, Err: err}
 		}
 		if c.recordCall {
 			// A read changed nothing, so nothing is lost by withholding

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -391,7 +392,7 @@ func CreateExclusive(res Resolved, data []byte) error {
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
 	err = fill(f, data, 0o644)
-	if cerr := f.Close(); err == nil {
+	if cerr := procless(f.Close()); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -443,6 +444,24 @@ func fill(f *os.File, data []byte, perm fs.FileMode) error {
 	if err == nil {
 		err = f.Sync()
 	}
+	return procless(err)
+}
+
+// procless takes out of a file error the /proc/self/fd/N that openDirRoot
+// gives the names of files under the directories it opens, so that a
+// message names the file (relative to its directory), not a descriptor
+// number: "write .a.txt.tmp-1: no space left on device".
+func procless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if rest, ok := strings.CutPrefix(pe.Path, "/proc/self/fd/"); ok {
+			if _, name, ok := strings.Cut(rest, "/"); ok {
+				pe.Path = name
+			} else {
+				pe.Path = "."
+			}
+		}
+	}
 	return err
 }
 
@@ -478,7 +497,7 @@ func writeTemp(root *os.Root, dir, base string, data []byte, perm fs.FileMode) (
 		return "", err
 	}
 	err = fill(f, data, perm)
-	if cerr := f.Close(); err == nil {
+	if cerr := procless(f.Close()); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -531,7 +550,7 @@ func syncDir(root *os.Root, dir string) error {
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return procless(err)
 }
 
 // Stat describes the target through its Base root, following symlinks only

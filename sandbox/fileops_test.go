@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -645,5 +646,34 @@ func TestFIFOInTheDirectoryPartIsRefused(t *testing.T) {
 				t.Errorf("writing %s: no error", p)
 			}
 		})
+	}
+}
+
+// Errors of files under a directory opened through /proc/self/fd name the
+// file, not the descriptor ("sync /proc/self/fd/13/.: input/output error"
+// was shown to the model).
+func TestFileErrorsNameNoDescriptor(t *testing.T) {
+	fx := newFixture(t)
+	d, err := openDirRoot(nil, fx.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f, err := d.Open(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := f.Write([]byte("x")); err == nil || !strings.Contains(procless(err).Error(), "write .:") {
+		t.Fatalf("procless of a closed directory's write: %v", procless(err))
+	}
+	f2, err := d.OpenFile("file.txt", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f2.Write([]byte("x"))
+	f2.Close()
+	if err == nil || procless(err).Error() != "write file.txt: bad file descriptor" {
+		t.Fatalf("procless of a read-only file's write: %v", procless(err))
 	}
 }
