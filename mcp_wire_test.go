@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -87,14 +86,7 @@ func TestMCPSIGTERMCancelsRunningCalls(t *testing.T) {
 	for len(withMarker(m)) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	start := time.Now()
-	h.cmd.Process.Signal(syscall.SIGTERM)
-	if code := h.wait(t); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("SIGTERM took %v", took)
-	}
+	h.terminate(t)
 	if left := withMarker(m); len(left) > 0 {
 		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
 		t.Fatalf("the command survived: %v", left)

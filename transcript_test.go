@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -324,6 +325,20 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *host {
 		}
 	})
 	return h
+}
+
+// terminate sends hostcore SIGTERM and checks that it exits 0 within
+// PROTOCOL section 1's 3 seconds.
+func (h *host) terminate(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	if code := h.wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM", code)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("exit took %v after SIGTERM, want < 3s", took)
+	}
 }
 
 func (h *host) send(t *testing.T, line string) {
