@@ -175,6 +175,7 @@ func runSubmit(kind string) func(ctx context.Context, c *call) *ToolResult {
 		}
 		data := []byte(a.Markdown)
 		var res sandbox.Resolved
+		var warning string // saved, but not synced
 		for attempt := 0; ; attempt++ {
 			rel := ".pi/" + kind + "/" + artifactName(time.Now())
 			var err error
@@ -185,7 +186,7 @@ func runSubmit(kind string) func(ctx context.Context, c *call) *ToolResult {
 			if res.Root != sandbox.RootWorkspace {
 				return policyDenied(".pi/%s leads outside the workspace (a symlink?); the %s was not saved", kind, kind)
 			}
-			_, err = sandbox.Durable(sandbox.CreateExclusive(res, data))
+			warning, err = sandbox.Durable(sandbox.CreateExclusive(res, data))
 			if err == nil {
 				break
 			}
@@ -219,6 +220,7 @@ func runSubmit(kind string) func(ctx context.Context, c *call) *ToolResult {
 			"approvalId": ap.ID, "kind": kind, "artifactPath": res.Display, "absPath": res.Abs,
 			"bytes": len(data), "sha256": hex.EncodeToString(sum[:]),
 		}
+		notDurable(r, warning)
 		return r
 	}
 }

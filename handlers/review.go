@@ -376,27 +376,36 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 		}
 		return nil, appError(CodeConflict, "%s changed after the tool call; it was left untouched", sn.Path)
 	}
+	var warning string // the change was made but not synced (sandbox.NotDurableError)
 	if !sn.Existed {
-		if _, err := sandbox.Durable(sandbox.Remove(target)); err != nil {
+		w, err := sandbox.Durable(sandbox.Remove(target))
+		if err != nil {
 			return nil, appError(CodeToolFailed, "removing %s: %v", sn.Path, err)
 		}
+		warning = w
 	} else {
 		prev, err := os.ReadFile(sn.BeforeFile)
 		if err != nil {
 			return nil, appError(CodeToolFailed, "snapshot file is missing: %v", err)
 		}
-		if int64(len(prev)) != sn.BeforeSize {
-			// Cut short or changed on disk since it was taken: restoring
-			// it would put a fragment in place of the file.
+		if sn.BeforeSize > 0 && int64(len(prev)) != sn.BeforeSize {
+			// Cut short or grown on disk since it was taken: restoring
+			// it would put a fragment in place of the file. (Snapshots
+			// taken before schema v3 have no size, 0: not checked.)
 			return nil, appError(CodeToolFailed, "the snapshot of %s is damaged (%d bytes on disk, %d taken); %s was left untouched", sn.Path, len(prev), sn.BeforeSize, sn.Path)
 		}
 		_, err = sandbox.WriteAtomic(target, prev)
-		if _, err := sandbox.Durable(err); err != nil {
+		w, err := sandbox.Durable(err)
+		warning = w
+		if err != nil {
 			return nil, appError(CodeToolFailed, "restoring %s: %v", sn.Path, err)
 		}
 	}
 	if err := s.store.SetSnapshotState(context.WithoutCancel(ctx), sn.ID, "rolledBack"); err != nil {
 		return nil, storageError("saving snapshot state", err)
+	}
+	if warning != "" {
+		return map[string]any{"state": "rolledBack", "warning": warning}, nil
 	}
 	return map[string]any{"state": "rolledBack"}, nil
 }

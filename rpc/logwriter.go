@@ -14,14 +14,17 @@ import (
 // buffer is full) would otherwise stop every goroutine that logs once the
 // pipe is full, the read loop and the handling of SIGTERM among them.
 //
-// Lines wait in memory up to logBacklog bytes; past that, whole lines
-// are dropped and counted, and a line saying how many follows once stderr
-// takes lines again. Each Write is one line (slog's handlers write one
-// record per call).
+// Lines wait in memory up to logBacklog bytes, those being written
+// included; past that, whole lines are dropped and counted, and a line
+// saying how many follows once stderr takes lines again. Each Write is one
+// line (slog's handlers write one record per call). Lines still waiting
+// when the process dies without Close (a fatal runtime error, SIGKILL)
+// are lost; the runtime's own crash report goes to stderr directly.
 type LogWriter struct {
 	w       io.Writer
 	mu      sync.Mutex
 	buf     []byte // lines waiting for the writer goroutine
+	writing int    // bytes the writer goroutine is writing now
 	dropped int64  // lines dropped since the last note
 	closing bool
 	wake    chan struct{}
@@ -42,7 +45,7 @@ func NewLogWriter(w io.Writer) *LogWriter {
 // never blocks and never fails.
 func (l *LogWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	if len(l.buf)+len(p) > logBacklog {
+	if l.writing+len(l.buf)+len(p) > logBacklog {
 		l.dropped++
 	} else {
 		l.buf = append(l.buf, p...)
@@ -88,11 +91,15 @@ func (l *LogWriter) run() {
 		out, l.buf = l.buf, out[:0]
 		dropped := l.dropped
 		l.dropped = 0
+		l.writing = len(out)
 		l.mu.Unlock()
 		if dropped > 0 {
 			out = appendDropNote(out, dropped)
 		}
 		l.w.Write(out) // a failed write loses these lines; there is nowhere else to say so
+		l.mu.Lock()
+		l.writing = 0
+		l.mu.Unlock()
 	}
 }
 

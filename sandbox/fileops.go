@@ -196,8 +196,10 @@ func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 type File struct {
 	f  *os.File
 	fd int // QuickOpen's file, read without an os.File; f is nil
-	// pathFd is QuickOpen's O_PATH descriptor of the same file, or -1,
-	// closed with it: after the answer is written, not before.
+	// pathFd is QuickOpen's O_PATH descriptor of the same file, closed
+	// with it (after the answer is written, not before); 0 for a file
+	// OpenRegular opened, -1 once closed. (0 is never QuickOpen's: it is
+	// stdin, which hostcore keeps open.)
 	pathFd int
 	// left is what is left to read of QuickOpen's file, by the size it
 	// had when opened: once it is 0 the read says io.EOF without asking
@@ -296,7 +298,8 @@ func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
 // root (0o755), data goes to an O_EXCL temp file in the target's directory
 // which is fsynced, given the old file's permission bits (0o644 for a new
 // file, regardless of umask) and renamed over the target; then the directory
-// is fsynced so an acknowledged write survives a crash. The rename replaces a
+// is fsynced so an acknowledged write survives a crash. Should that fsync
+// fail, the change is made all the same: the error is a NotDurableError. The rename replaces a
 // symlink at the last component rather than following it. A directory, FIFO,
 // socket or device at the target is refused. created reports that nothing
 // existed at the target before.

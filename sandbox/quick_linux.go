@@ -103,8 +103,9 @@ func (d *QuickDir) dir(workspace string) (int, bool) {
 
 // QuickOpen opens an existing regular file inside the workspace for
 // reading in four system calls (the O_PATH descriptor it looks through is
-// closed with the file), where Resolve and OpenRegular take about twenty, and reports false whenever it cannot prove the answer would be
-// the same, leaving the call to them. d holds the workspace directory
+// closed with the file), where Resolve and OpenRegular take about twenty,
+// and reports false whenever it cannot prove the answer would be the
+// same, leaving the call to them. d holds the workspace directory
 // (see QuickDir); a workspace not on a local file system reports false,
 // so nothing here can wait on a server.
 //

@@ -284,7 +284,7 @@ func (s *Store) applyJournal(conn *sqlite.Conn) (err error) {
 	// Rows appended meanwhile stay; the ones moved are the first len(rows).
 	j.pending = append(j.pending[:0:0], j.pending[len(rows):]...)
 	j.npend.Store(int64(len(j.pending)))
-	if len(j.pending) == 0 && j.size > truncateAt && s.intact() {
+	if len(j.pending) == 0 && j.size > truncateAt && s.intact(true) {
 		if j.f.Truncate(0) == nil {
 			j.size = 0
 		}

@@ -243,7 +243,9 @@ func openError(dataDir string, err error) error {
 }
 
 // Close closes the database (SQLite checkpoints the WAL) once the
-// statement running now, if any, has ended. Closing twice is harmless.
+// statement running now, if any, has ended. Closing twice is harmless. A
+// database deleted or replaced while hostcore ran is an error (errReplaced):
+// the journal then keeps its rows for the next start.
 func (s *Store) Close() error {
 	s.cmuClose.Lock()
 	defer s.cmuClose.Unlock()
@@ -260,10 +262,11 @@ func (s *Store) Close() error {
 		s.journal.close()
 		err = s.applyJournal(conn)
 	}
-	// The database is closed (SQLite checkpoints its WAL into it) before
-	// the journal is emptied, and the journal is emptied only if the
-	// database is still the file at its name.
-	intact := s.intact()
+	// The database is closed (SQLite checkpoints its WAL into it, even a
+	// WAL deleted meanwhile, which it holds open) before the journal is
+	// emptied, and the journal is emptied only if the database is still
+	// the file at its name.
+	intact := s.intact(false)
 	if cerr := conn.Close(); err == nil {
 		err = cerr
 	}
@@ -282,12 +285,15 @@ func (s *Store) Close() error {
 	return err
 }
 
-// intact says whether the database and its WAL are still the files Open
-// found at their names: deleted or replaced under hostcore (by hand, by a
-// cleaner of the data dir), what is written into them reaches no start.
-func (s *Store) intact() bool {
+// intact says whether the database (and, with wal, its WAL) are still
+// the files Open found at their names: deleted or replaced under hostcore
+// (by hand, by a cleaner of the data dir), what is written into them
+// reaches no start. The WAL matters while hostcore runs (a crash loses a
+// deleted WAL's transactions); at Close, SQLite checkpoints it into the
+// database from the descriptor it holds.
+func (s *Store) intact(wal bool) bool {
 	for i, name := range []string{s.path, s.path + "-wal"} {
-		if s.files[i] == nil {
+		if s.files[i] == nil || i == 1 && !wal {
 			continue
 		}
 		fi, err := os.Stat(name)
@@ -299,7 +305,7 @@ func (s *Store) intact() bool {
 }
 
 func errReplaced(path string) error {
-	return fmt.Errorf("the database %s or its WAL was deleted or replaced while hostcore ran: what went into it is lost, but the audit journal was not emptied: the next start moves the rows it holds in", path)
+	return fmt.Errorf("the database %s was deleted or replaced while hostcore ran: what went into it is lost, but the audit journal was not emptied: the next start moves the rows it holds in", path)
 }
 
 // prepareConn sets the connection's pragmas.

@@ -33,18 +33,29 @@ func markListedCloexec() error {
 	}
 	names, err := readDirNames(dir)
 	if err != nil {
-		return err
+		// Nothing lists them: every number up to the limit on open files
+		// is tried (an unused one just fails).
+		var lim unix.Rlimit
+		if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil {
+			return err
+		}
+		for fd := 3; uint64(fd) < min(lim.Cur, 1<<20); fd++ {
+			markCloexec(fd)
+		}
+		return nil
 	}
 	for _, name := range names {
-		fd, err := strconv.Atoi(name)
-		if err != nil || fd <= 2 {
-			continue
-		}
-		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
-			unix.FcntlInt(uintptr(fd), unix.F_SETFD, fl|unix.FD_CLOEXEC)
+		if fd, err := strconv.Atoi(name); err == nil && fd > 2 {
+			markCloexec(fd)
 		}
 	}
 	return nil
+}
+
+func markCloexec(fd int) {
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
+		unix.FcntlInt(uintptr(fd), unix.F_SETFD, fl|unix.FD_CLOEXEC)
+	}
 }
 
 // readDirNames lists dir; the descriptor it reads through is the only

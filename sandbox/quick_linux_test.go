@@ -67,3 +67,36 @@ func TestQuickOpenNeverEntersAMountInsideTheWorkspace(t *testing.T) {
 		f.Close()
 	}
 }
+
+// QuickOpen's files hold two descriptors (the file and the O_PATH one it
+// was looked at through); Close closes both, and a refused open leaves
+// none behind.
+func TestQuickOpenLeavesNoDescriptor(t *testing.T) {
+	fx := newFixture(t)
+	var d QuickDir
+	defer d.Close()
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(ents)
+	}
+	if f, _, _, ok := fx.roots.QuickOpen(&d, "file.txt"); ok { // opens the workspace once
+		f.Close()
+	}
+	before := count()
+	for range 100 {
+		f, _, _, ok := fx.roots.QuickOpen(&d, "file.txt")
+		if !ok {
+			t.Fatal("QuickOpen declined a plain file")
+		}
+		f.Close()
+		f.Close() // twice is harmless, and closes nobody else's descriptor
+		fx.roots.QuickOpen(&d, "missing.txt")
+		fx.roots.QuickOpen(&d, "dir_to_ws") // a link: refused
+	}
+	if after := count(); after != before {
+		t.Fatalf("descriptors: %d before, %d after", before, after)
+	}
+}
