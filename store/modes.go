@@ -18,7 +18,7 @@ var ErrStale = errors.New("state changed since it was read")
 // never rewrites the session's other fields. ErrStale if the session is not
 // in from, ErrNotFound if there is no such session.
 func (s *Store) SwapMode(ctx context.Context, id, from, to string) error {
-	defer s.forgetSession(id)
+	defer s.changeSession(id)()
 	return s.write(ctx, func(conn *sqlite.Conn) error {
 		return swapMode(conn, id, from, to)
 	})
@@ -53,7 +53,7 @@ func swapMode(conn *sqlite.Conn, id, from, to string) error {
 // or nothing does. ErrStale if the approval is no longer
 // pending or the session is no longer in fromMode.
 func (s *Store) SettleApproval(ctx context.Context, sessionID, id, state, fromMode, toMode string) error {
-	defer s.forgetSession(sessionID)
+	defer s.changeSession(sessionID)()
 	return s.write(ctx, func(conn *sqlite.Conn) error {
 		if err := sqlitex.Execute(conn, `UPDATE approvals SET state = ? WHERE id = ? AND session_id = ? AND state = 'pending'`, &sqlitex.ExecOptions{
 			Args: []any{state, id, sessionID},

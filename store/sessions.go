@@ -53,7 +53,7 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 // GetSession reads a session; ErrNotFound if there is none.
 func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 	s.cmu.Lock()
-	if sess, ok := s.sessions[id]; ok {
+	if sess, ok := s.sessions[id]; ok && s.cacheUsable() {
 		s.cmu.Unlock()
 		return sess, nil
 	}
@@ -74,19 +74,16 @@ func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 		return Session{}, ErrNotFound
 	}
 	s.cmu.Lock()
-	if gen == s.gen {
+	if gen == s.gen && s.cacheUsable() {
 		s.sessions[id] = out
 	}
 	s.cmu.Unlock()
 	return out, nil
 }
 
-// forgetSession drops a cached session after any change to it.
-func (s *Store) forgetSession(id string) {
-	s.cmu.Lock()
-	defer s.cmu.Unlock()
-	s.gen++
-	delete(s.sessions, id)
+// changeSession marks a change to a session in flight (see change).
+func (s *Store) changeSession(id string) (done func()) {
+	return s.change(func() { delete(s.sessions, id) })
 }
 
 // ListSessions returns every session, oldest first.
@@ -106,7 +103,7 @@ func (s *Store) ListSessions(ctx context.Context) ([]Session, error) {
 // would undo a switch made since (EnterPlanMode running beside
 // session.configure).
 func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
-	defer s.forgetSession(sess.ID)
+	defer s.changeSession(sess.ID)()
 	return s.write(ctx, func(conn *sqlite.Conn) error {
 		if err := sqlitex.Execute(conn, `UPDATE sessions SET permission_mode = ?, subagents = ? WHERE id = ?`, &sqlitex.ExecOptions{
 			Args: []any{sess.PermissionMode, sess.Subagents, sess.ID},
@@ -123,7 +120,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
 // DeleteSession removes a session, its executed-call ids, snapshots and
 // approvals. Audit rows stay.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	defer s.forgetSession(id)
+	defer s.changeSession(id)()
 	defer s.seen.forget(id)
 	return s.write(ctx, func(conn *sqlite.Conn) error {
 		if err := sqlitex.Execute(conn, `DELETE FROM sessions WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{id}}); err != nil {

@@ -58,6 +58,7 @@ type Store struct {
 	// a write-through cache is exact.
 	cmu      sync.Mutex
 	gen      uint64             // bumped by every invalidation; a fill that raced one is dropped
+	changing int                // changes to cached rows in flight (see change)
 	settings map[string]*string // nil value: known to be unset
 	sessions map[string]Session
 }
@@ -68,6 +69,30 @@ func (s *Store) cacheGen() uint64 {
 	defer s.cmu.Unlock()
 	return s.gen
 }
+
+// change marks a change to cached rows as in flight until the function it
+// returns runs. Meanwhile the cache is neither read nor filled: the change
+// may have committed while the old row is still cached, and a reader that
+// saw the commit elsewhere (a snapshot gone with its session) must not be
+// told the row is still there. drop removes the rows the change touches.
+func (s *Store) change(drop func()) (done func()) {
+	s.cmu.Lock()
+	s.changing++
+	s.gen++
+	drop()
+	s.cmu.Unlock()
+	return func() {
+		s.cmu.Lock()
+		s.changing--
+		s.gen++
+		drop()
+		s.cmu.Unlock()
+	}
+}
+
+// cacheUsable reports whether the cache may be used now (no change in flight).
+// The caller holds cmu.
+func (s *Store) cacheUsable() bool { return s.changing == 0 }
 
 // migrations are applied in order; the index+1 is the schema version. Never
 // edit a released entry: append a new one.
@@ -389,6 +414,11 @@ func (s *Store) write(ctx context.Context, fn func(*sqlite.Conn) error) (err err
 	if err != nil {
 		return fmt.Errorf("taking db connection: %w", err)
 	}
+	defer func() {
+		if err == nil && testAfterCommit != nil {
+			testAfterCommit()
+		}
+	}()
 	defer put()
 	end, err := sqlitex.ImmediateTransaction(conn)
 	if err != nil {
@@ -397,6 +427,10 @@ func (s *Store) write(ctx context.Context, fn func(*sqlite.Conn) error) (err err
 	defer end(&err)
 	return fn(conn)
 }
+
+// testAfterCommit, set by tests, runs right after a write commits and
+// gives its connection back.
+var testAfterCommit func()
 
 func (s *Store) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
 	conn, put, err := s.take(ctx)
@@ -451,7 +485,7 @@ func isConstraint(err error) bool {
 // GetSetting returns a setting's value and whether it was set.
 func (s *Store) GetSetting(ctx context.Context, key string) (string, bool, error) {
 	s.cmu.Lock()
-	if v, ok := s.settings[key]; ok {
+	if v, ok := s.settings[key]; ok && s.cacheUsable() {
 		s.cmu.Unlock()
 		if v == nil {
 			return "", false, nil
@@ -477,7 +511,7 @@ func (s *Store) GetSetting(ctx context.Context, key string) (string, bool, error
 func (s *Store) cacheSetting(gen uint64, key, v string, found bool) {
 	s.cmu.Lock()
 	defer s.cmu.Unlock()
-	if gen != s.gen {
+	if gen != s.gen || !s.cacheUsable() {
 		return
 	}
 	if found {
@@ -498,7 +532,12 @@ func (s *Store) SetSettings(ctx context.Context, changes map[string]*string) err
 	if len(changes) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(conn *sqlite.Conn) error {
+	defer s.change(func() {
+		for key := range changes {
+			delete(s.settings, key)
+		}
+	})()
+	return s.write(ctx, func(conn *sqlite.Conn) error {
 		for key, v := range changes {
 			var err error
 			if v == nil {
@@ -513,15 +552,4 @@ func (s *Store) SetSettings(ctx context.Context, changes map[string]*string) err
 		}
 		return nil
 	})
-	for key := range changes {
-		s.forgetSetting(key)
-	}
-	return err
-}
-
-func (s *Store) forgetSetting(key string) {
-	s.cmu.Lock()
-	defer s.cmu.Unlock()
-	s.gen++
-	delete(s.settings, key)
 }

@@ -244,3 +244,54 @@ func TestFormatTime(t *testing.T) {
 		}
 	}
 }
+
+// Between a change's commit and its return, a reader that looks once the
+// commit is visible must not be served the row from the cache: a rollback
+// found its snapshot gone with a deleted session, asked for the session,
+// and was told it still existed (a CI run).
+func TestCacheServesNoRowAChangeHasCommitted(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	if err := s.CreateSession(ctx, Session{ID: "a", PermissionMode: "ask", Mode: "agent", CreatedAt: Now()}); err != nil {
+		t.Fatal(err)
+	}
+	s.SetSetting(ctx, "k", "old")
+	if _, err := s.GetSession(ctx, "a"); err != nil { // cached
+		t.Fatal(err)
+	}
+	s.GetSetting(ctx, "k") // cached
+	var seen []string
+	defer func() { testAfterCommit = nil }()
+	testAfterCommit = func() {
+		if v, _, _ := s.GetSetting(ctx, "k"); v == "old" {
+			seen = append(seen, "setting after its change committed: old")
+		}
+	}
+	s.SetSetting(ctx, "k", "new")
+	testAfterCommit = func() {
+		if _, err := s.GetSession(ctx, "a"); !errors.Is(err, ErrNotFound) {
+			seen = append(seen, "session after its delete committed: err "+errString(err))
+		}
+	}
+	if err := s.DeleteSession(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	testAfterCommit = nil
+	for _, m := range seen {
+		t.Error(m)
+	}
+	// Once the changes are done, the cache fills and serves again.
+	if v, _, _ := s.GetSetting(ctx, "k"); v != "new" {
+		t.Errorf("setting %q, want new", v)
+	}
+	if _, err := s.GetSession(ctx, "a"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("deleted session: %v", err)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
