@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Findings of a review of sessions, settings and shells.
@@ -106,5 +107,41 @@ func TestMisspeltMembersAreRefused(t *testing.T) {
 	c.send(21, "session.get", map[string]any{"sessionId": "w"})
 	if _, code := c.answerOf(21); code != "error:SESSION_NOT_FOUND" {
 		t.Errorf("a session was made from the misspelt create: %q", code)
+	}
+}
+
+// A card answered while a session.delete waits for another session's
+// command to die counts, although the card's timeout passes before the
+// delete ends: the reply was read in time, and is acted on once the
+// delete (read before it) has finished, as PROTOCOL section 1 orders. It
+// used to stay unread behind the delete, and the card denied as timed
+// out (a chaos review).
+func TestCardAnsweredDuringASessionDeleteCounts(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "--data-dir", data, "--permission-timeout", "1s")
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	c.call(2, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "ask"})
+	c.send(3, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "stubborn", "toolName": "Bash",
+		"args": map[string]any{"command": "trap '' TERM; echo up; while :; do sleep 0.05; done"}})
+	h.next(t, `{"method":"tool.output"}`) // the command runs, ignoring TERM
+	c.send(4, "tools.execute", map[string]any{"sessionId": "b", "turnId": "t", "toolCallId": "w", "toolName": "Write",
+		"args": map[string]any{"path": "x.txt", "content": "hi"}})
+	card := h.nextCard(t)
+	start := time.Now()
+	c.send(5, "session.delete", map[string]any{"sessionId": "s"}) // TERM, a grace, then KILL
+	h.answer(t, card, "allow-once")
+	if r := c.result(5); r["deleted"] != true {
+		t.Fatalf("delete: %v", r)
+	}
+	if took := time.Since(start); took < time.Second {
+		t.Skipf("the delete took %v, less than the card's timeout: nothing shown", took)
+	}
+	if r := c.result(4); r["ok"] != true {
+		t.Fatalf("the Write answered in time: %v", r)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "x.txt")); string(got) != "hi" {
+		t.Fatalf("x.txt is %q", got)
 	}
 }

@@ -108,10 +108,16 @@ func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 		// ended, and is dropped (a review: 7 in 280 such races were
 		// answered and audited as allowed).
 		ans.Decision, ans.Withdrawn = DenyAnswer, true
-	case err == nil && (got == AllowOnce || got == AllowSession || got == DenyAnswer):
+	case err == nil && got == DenyAnswer:
+		// The user's deny stands, whatever ended the wait meanwhile.
 		ans.Decision = got
 	case ctx.Err() != nil:
+		// Before an allow: a reply read behind a configuring method is
+		// acted on only after it (rpc.Server.Call), and a session.delete
+		// there ended this call before the reply counted.
 		ans.Decision = "cancelled"
+	case err == nil && (got == AllowOnce || got == AllowSession):
+		ans.Decision = got
 	case errors.Is(err, context.DeadlineExceeded) || wctx.Err() != nil:
 		ans.Decision = "timeout"
 	default:

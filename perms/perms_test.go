@@ -119,6 +119,11 @@ func TestWaitFailsClosed(t *testing.T) {
 		return AskerFunc(func(context.Context) (string, error) { return s, err })
 	}
 	block := AskerFunc(func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() })
+	cancelled := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	}
 	for _, c := range []struct {
 		name string
 		a    Asker
@@ -132,11 +137,12 @@ func TestWaitFailsClosed(t *testing.T) {
 		{"empty", answer("", nil), context.Background, DenyAnswer},
 		{"error reply", answer(AllowOnce, errors.New("client error")), context.Background, DenyAnswer},
 		{"silence", block, context.Background, "timeout"},
-		{"cancelled", block, func() context.Context {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			return ctx
-		}, "cancelled"},
+		{"cancelled", block, cancelled, "cancelled"},
+		// An allow that counts only once the call was cancelled (read
+		// behind a session.delete that ended it) does not allow; a deny
+		// stands whatever ended the wait.
+		{"allow after a cancel", answer(AllowOnce, nil), cancelled, "cancelled"},
+		{"deny after a cancel", answer(DenyAnswer, nil), cancelled, DenyAnswer},
 		// hostcore stopping (shutdown, a signal, the client gone): nobody
 		// will answer, which PROTOCOL section 1 resolves as a deny.
 		{"stopping", answer(AllowOnce, nil), func() context.Context {

@@ -22,10 +22,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Dispatcher routes requests. Route is called on the read goroutine, in
-// arrival order, so it may take ordering tickets; it must not block. The
-// returned run answers the request; inline runs finish before the next line
-// is read (configuring methods). A nil run means "method not found".
+// Dispatcher routes requests. Route is called in arrival order, one request
+// at a time (on the read goroutine, or on the sequencer behind a
+// configuring method), so it may take ordering tickets; it must not block.
+// The returned run answers the request; inline runs finish before the next
+// request is routed (configuring methods), while replies to host→client
+// requests are still read. A nil run means "method not found".
 type Dispatcher interface {
 	Route(method string, params json.RawMessage) (run func(ctx context.Context) (any, error), inline bool)
 	// Inline says, without side effects, whether Route will run method
@@ -122,6 +124,8 @@ type Server struct {
 	budgetSize int64
 	relief     *semaphore.Weighted // requests that free the budget (Relief)
 
+	seq sequencer // configuring methods, and requests read behind them
+
 	inputCtx    context.Context // done when stdin ended or the server stops
 	inputCancel context.CancelFunc
 	gone        chan struct{}
@@ -165,7 +169,13 @@ func (s *Server) SetBudget(n int64) {
 // answer waits to be read. Its answer must also fit in Room, or writing
 // it could block the reading of input on a client that writes before it
 // reads.
+//
+// With the sequencer busy it is false at once: the request being routed
+// is one that queued behind a configuring method, off the read goroutine.
 func (s *Server) Quiet() bool {
+	if s.seq.busy.Load() {
+		return false
+	}
 	return s.stream.r.Buffered() == 0 && s.running.Load() == 0 && s.calling.Load() == 0 && s.stream.behind() == nil
 }
 
@@ -314,6 +324,7 @@ func (s *Server) Run(ctx context.Context, d Dispatcher) error {
 	// owed; it gets a context of its own and is closed after the drain.
 	h := &handler{s: s, d: d, ctx: ctx}
 	s.stream.direct = h.handle
+	s.stream.mark = s.seq.mark
 	s.conn = jsonrpc2.NewConn(context.Background(), s.stream, h, jsonrpc2.SetLogger(slogPrinter{s.log}))
 	close(s.connReady)
 	defer s.conn.Close()
@@ -411,6 +422,7 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 	if s.inputCtx.Err() != nil {
 		return errNotSent{}
 	}
+	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.inputCtx, cancel)
@@ -423,9 +435,25 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 		// request itself, and two requests then share an id.
 		id := s.callSeq.Add(1)
 		key := strconv.FormatUint(id, 10)
-		s.stream.pending.Store(key, struct{}{})
+		o := new(owed)
+		s.stream.pending.Store(key, o)
 		s.calling.Add(1)
-		err = conn.Call(ctx, method, params, result, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+		var raw json.RawMessage // decoded into result only if it counts
+		err = conn.Call(ctx, method, params, &raw, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+		if behind := o.behind.Load(); behind > 0 && (err == nil || errors.As(err, new(*jsonrpc2.Error))) {
+			// The reply came in while configuring methods read before
+			// it were still running: it is acted on only once they
+			// have finished (PROTOCOL section 1), as if read then. It
+			// was read in time all the same, so the wait's deadline no
+			// longer ends it; a cancellation (a session.delete among
+			// them, shutdown) does, and the reply is dropped.
+			if werr := s.seq.waitFor(caller, behind); werr != nil {
+				err = werr
+			}
+		}
+		if err == nil && result != nil {
+			err = json.Unmarshal(raw, result)
+		}
 		s.calling.Add(-1)
 		s.stream.pending.Delete(key)
 	}
@@ -498,14 +526,22 @@ func (h *handler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Requ
 	h.handle(req.Method, req.ID, req.Notif)
 }
 
-// handle runs one request, on the read goroutine, in arrival order. It
+// handle takes one request, on the read goroutine, in arrival order. It
 // needs nothing of jsonrpc2's: the answer is a response (jsonrpc2's Conn
 // tracks only the requests it sends), written whole by the stream.
+//
+// A configuring method (Dispatcher.Inline) finishes before any request
+// read after it starts, but it does not hold up the reading of input: it
+// runs on the sequencer, and requests read while the sequencer is busy
+// queue behind it there, while replies to our cards go on being read and
+// delivered. (It once ran here: a card answered while a session.delete
+// waited for its calls to end was read only after the card's timeout had
+// denied it.) Anything else, with the sequencer idle, is handled here.
 func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 	// Counted from the moment it is read, not only once it runs: Run,
 	// stopping, waits for the answers of requests it has read, those
-	// refused here included (Route may take a while: a quick Read opens
-	// its file there).
+	// queued or refused here included (Route may take a while: a quick
+	// Read opens its file there).
 	if !h.s.wg.Enter() {
 		// The drain is over: the store is about to close, or has.
 		if !notif {
@@ -513,20 +549,156 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 		}
 		return
 	}
-	handedOff := false
-	defer func() {
-		if !handedOff {
-			h.s.wg.Done()
-		}
-	}()
 	params, err := h.s.stream.takeParams()
 	if err != nil {
+		h.s.wg.Done()
 		h.s.log.Error("request params lost", "method", method, "err", err)
 		if !notif {
 			h.s.stream.writeError(id, &jsonrpc2.Error{Code: CodeInternalError, Message: "internal error: request params lost"}, true)
 		}
 		return
 	}
+	r := queued{method: method, id: id, notif: notif, params: params}
+	if !h.s.seq.queue(r, h.d.Inline(method), h.process) {
+		h.process(r)
+	}
+}
+
+// queued is a request read and counted (wg) but not yet routed.
+type queued struct {
+	method string
+	id     jsonrpc2.ID
+	notif  bool
+	params json.RawMessage
+}
+
+// sequencer runs configuring methods, and the requests read while one
+// runs, in arrival order on a goroutine of its own (see handler.handle).
+type sequencer struct {
+	mu    sync.Mutex
+	room  *sync.Cond // signalled as the queue shrinks
+	busy  atomic.Bool
+	reqs  []queued
+	bytes int64
+
+	// read counts the requests queued so far, done those handled (a
+	// configuring one finished, any other routed and under way);
+	// progress is closed and replaced as done grows. Under mu; read and
+	// done are atomics so that a reply can see at once that it waits
+	// behind nothing.
+	read, done atomic.Uint64
+	progress   chan struct{}
+}
+
+// mark is what a reply read now waits behind: every request queued so
+// far (0: none is left to handle). Called on the read goroutine.
+func (q *sequencer) mark() uint64 {
+	if r := q.read.Load(); q.done.Load() < r {
+		return r
+	}
+	return 0
+}
+
+// waitFor waits until the first n requests queued have been handled, or
+// ctx is cancelled. Its deadline passing does not end the wait: the
+// reply waiting here was read in time.
+func (q *sequencer) waitFor(ctx context.Context, n uint64) error {
+	watch := ctx.Done()
+	for {
+		q.mu.Lock()
+		if q.done.Load() >= n {
+			q.mu.Unlock()
+			break
+		}
+		if q.progress == nil {
+			q.progress = make(chan struct{})
+		}
+		progress := q.progress
+		q.mu.Unlock()
+		select {
+		case <-progress:
+		case <-watch:
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return ctx.Err()
+			}
+			watch = nil
+		}
+	}
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err // cancelled by what it waited behind (a session.delete)
+	}
+	return nil
+}
+
+// Bounds of the sequencer's queue: past them the read goroutine waits,
+// as it did for every configuring method before there was a queue.
+const (
+	seqMaxRequests = 4096
+	seqMaxBytes    = 64 << 20
+)
+
+// queue hands r to the sequencer when it is busy or r is inline, and
+// reports whether it did; otherwise the caller handles r itself. Only
+// the read goroutine calls it, so busy can turn true only here.
+func (q *sequencer) queue(r queued, inline bool, process func(queued)) bool {
+	if !q.busy.Load() && !inline {
+		return false // idle stays idle: only this goroutine makes it busy
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.room == nil {
+		q.room = sync.NewCond(&q.mu)
+	}
+	for len(q.reqs) > 0 && (len(q.reqs) >= seqMaxRequests || q.bytes+int64(len(r.params)) > seqMaxBytes) {
+		q.room.Wait()
+	}
+	q.reqs = append(q.reqs, r)
+	q.bytes += int64(len(r.params))
+	q.read.Add(1)
+	if !q.busy.Load() {
+		q.busy.Store(true)
+		go q.drain(process)
+	}
+	return true
+}
+
+// drain processes the queue until it is empty, then marks the sequencer
+// idle.
+func (q *sequencer) drain(process func(queued)) {
+	for {
+		q.mu.Lock()
+		if len(q.reqs) == 0 {
+			q.busy.Store(false)
+			q.mu.Unlock()
+			return
+		}
+		r := q.reqs[0]
+		q.reqs[0] = queued{}
+		q.reqs = q.reqs[1:]
+		q.bytes -= int64(len(r.params))
+		q.room.Broadcast()
+		q.mu.Unlock()
+		process(r)
+		q.mu.Lock()
+		q.done.Add(1)
+		if q.progress != nil {
+			close(q.progress)
+			q.progress = nil
+		}
+		q.mu.Unlock()
+	}
+}
+
+// process routes and runs one request read earlier, on the read
+// goroutine or the sequencer, in arrival order; wg counts it already.
+func (h *handler) process(r queued) {
+	method, id, notif, params := r.method, r.id, r.notif, r.params
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			h.s.wg.Done()
+		}
+	}()
 	// Requests run concurrently, but not without bound: each holds its
 	// params and, until its answer is written, its result. A client that
 	// sends without reading our output, or sends megabyte lines by the

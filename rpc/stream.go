@@ -88,7 +88,12 @@ type lineStream struct {
 	// pending holds the ids (as JSON text) of host requests waiting for
 	// the client's reply: a message with one of them and no method is a
 	// reply, however malformed, and is never answered.
-	pending sync.Map // string → struct{}
+	pending sync.Map // string → *owed
+
+	// mark, when set, is called on the read goroutine as a reply is read:
+	// its value, kept in the reply's owed, says what the reply must wait
+	// behind (see Server.Call).
+	mark func() uint64
 
 	log *slog.Logger
 }
@@ -107,6 +112,14 @@ func (s *lineStream) takeParams() (json.RawMessage, error) {
 	p := s.params
 	s.params, s.paramsReady = nil, false
 	return p, nil
+}
+
+// owed is a host→client request waiting for its reply.
+type owed struct {
+	// behind is, once the reply is read, how many requests the sequencer
+	// had been given by then (sequencer.read): the reply is acted on only
+	// once they have all been handled.
+	behind atomic.Uint64
 }
 
 func (s *lineStream) isPending(id json.RawMessage) bool {
@@ -708,6 +721,9 @@ func (s *lineStream) reply(p probe, id json.RawMessage, idOK, hasResult, hasErro
 		if p.Error[0] != '{' || json.Unmarshal(p.Error, &e) != nil {
 			why = "its error is not an object with an integer code and a string message"
 		}
+	}
+	if v, ok := s.pending.Load(string(id)); ok && s.mark != nil {
+		v.(*owed).behind.Store(s.mark())
 	}
 	// Rebuilt from the members read, so that jsonrpc2 (whose decoding
 	// matches member names case-insensitively) sees exactly these.

@@ -1,0 +1,226 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// seqDispatcher: "config" is a configuring (inline) method that holds
+// until release is closed; "ask" calls the client; every method records,
+// when it is routed, its params' "n".
+type seqDispatcher struct {
+	s       *Server
+	release chan struct{}
+	mu      sync.Mutex
+	routed  []int
+	asks    []context.CancelFunc
+}
+
+// askDeadline bounds an "ask" call's wait for its reply.
+const askDeadline = 300 * time.Millisecond
+
+func (d *seqDispatcher) Route(method string, params json.RawMessage) (func(context.Context) (any, error), bool) {
+	var p struct{ N int }
+	json.Unmarshal(params, &p)
+	d.mu.Lock()
+	d.routed = append(d.routed, p.N)
+	d.mu.Unlock()
+	switch method {
+	case "config":
+		return func(context.Context) (any, error) { <-d.release; return "configured", nil }, true
+	case "quick":
+		return func(context.Context) (any, error) { return "quick", nil }, true
+	case "cancel-asks":
+		return func(context.Context) (any, error) {
+			<-d.release
+			d.mu.Lock()
+			for _, c := range d.asks {
+				c()
+			}
+			d.mu.Unlock()
+			return "cancelled", nil
+		}, true
+	case "ask":
+		return func(ctx context.Context) (any, error) {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			d.mu.Lock()
+			d.asks = append(d.asks, cancel)
+			d.mu.Unlock()
+			ctx, stop := context.WithTimeout(ctx, askDeadline)
+			defer stop()
+			var reply any
+			err := d.s.Call(ctx, "card", nil, &reply)
+			return map[string]any{"reply": reply, "err": fmt.Sprint(err)}, nil
+		}, false
+	case "plain":
+		return func(context.Context) (any, error) { return "plain", nil }, false
+	}
+	return nil, false
+}
+
+func (d *seqDispatcher) Inline(method string) bool {
+	return method == "config" || method == "quick" || method == "cancel-asks"
+}
+
+func (d *seqDispatcher) order() []int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]int(nil), d.routed...)
+}
+
+func seqServer(t *testing.T) (*seqDispatcher, io.WriteCloser, chan map[string]json.RawMessage) {
+	t.Helper()
+	// A kernel pipe for input: a test's lines are written whether or not
+	// hostcore reads them (an io.Pipe would block the test instead).
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inR.Close() })
+	outR, outW := io.Pipe()
+	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	d := &seqDispatcher{s: s, release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		s.Run(context.Background(), d)
+		outW.Close()
+		close(done)
+	}()
+	msgs := make(chan map[string]json.RawMessage, 100)
+	go func() {
+		dec := json.NewDecoder(outR)
+		for {
+			var m map[string]json.RawMessage
+			if dec.Decode(&m) != nil {
+				close(msgs)
+				io.Copy(io.Discard, outR)
+				return
+			}
+			msgs <- m
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-d.release:
+		default:
+			close(d.release)
+		}
+		inW.Close()
+		<-done
+	})
+	return d, inW, msgs
+}
+
+func next(t *testing.T, msgs chan map[string]json.RawMessage, within time.Duration) map[string]json.RawMessage {
+	t.Helper()
+	select {
+	case m := <-msgs:
+		return m
+	case <-time.After(within):
+		t.Fatalf("no message within %v", within)
+	}
+	return nil
+}
+
+// A reply to a card read while a configuring method runs is acted on
+// once that method has finished (PROTOCOL section 1: configuring methods
+// finish before any later line is handled), and it counts although the
+// card's deadline passed meanwhile: it was read in time. It used to wait
+// unread behind the method, and a card answered in time denied as timed
+// out while a session.delete waited 5 s for its calls (a chaos review).
+func TestCardReplyBehindAConfiguringMethodCountsAfterIt(t *testing.T) {
+	d, in, msgs := seqServer(t)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
+	card := next(t, msgs, 10*time.Second)
+	if !strings.Contains(string(card["method"]), "card") {
+		t.Fatalf("want the card, got %v", card)
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"config"}`)
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+	time.Sleep(2 * askDeadline) // the reply is read; the deadline passes
+	select {
+	case m := <-msgs:
+		t.Fatalf("answered before the configuring method ended: %v", m)
+	default:
+	}
+	close(d.release)
+	answers := map[string]string{}
+	for len(answers) < 2 {
+		m := next(t, msgs, 10*time.Second)
+		answers[string(m["id"])] = string(m["result"])
+	}
+	if !strings.Contains(answers["1"], `"reply":"allow"`) || !strings.Contains(answers["1"], `"err":"\u003cnil\u003e"`) {
+		t.Fatalf("want the reply acted on after the configuring method, got %v", answers)
+	}
+}
+
+// A reply behind a configuring method that ends the waiting call (as a
+// session.delete ends its session's calls) is dropped: the call sees its
+// cancellation, never the reply.
+func TestCardReplyBehindACancellingMethodIsDropped(t *testing.T) {
+	d, in, msgs := seqServer(t)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
+	card := next(t, msgs, 10*time.Second)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"cancel-asks"}`)
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+	time.Sleep(100 * time.Millisecond)
+	close(d.release)
+	answers := map[string]string{}
+	for len(answers) < 2 {
+		m := next(t, msgs, 10*time.Second)
+		answers[string(m["id"])] = string(m["result"])
+	}
+	if !strings.Contains(answers["1"], `"reply":null`) || !strings.Contains(answers["1"], "canceled") {
+		t.Fatalf("want the call cancelled and the reply dropped, got %v", answers)
+	}
+}
+
+// Requests read while a configuring method runs wait for it, and are then
+// routed in the order they were read, configuring or not; once the queue
+// is empty, requests are handled as they are read again.
+func TestRequestsBehindAConfiguringMethodKeepTheirOrder(t *testing.T) {
+	d, in, msgs := seqServer(t)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":0,"method":"config","params":{"n":0}}`)
+	for i := 1; i <= 20; i++ {
+		method := []string{"plain", "quick", "plain", "config"}[i%4]
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"n":%d}}`+"\n", i, method, i)
+	}
+	// Nothing behind the held config is routed, or answered, meanwhile.
+	time.Sleep(100 * time.Millisecond)
+	if got := d.order(); len(got) != 1 {
+		t.Fatalf("routed while config held: %v", got)
+	}
+	select {
+	case m := <-msgs:
+		t.Fatalf("answered while config held: %v", m)
+	default:
+	}
+	close(d.release)
+	seen := map[string]bool{}
+	for len(seen) < 21 {
+		m := next(t, msgs, 10*time.Second)
+		seen[string(m["id"])] = true
+	}
+	got := d.order()
+	for i, n := range got {
+		if n != i {
+			t.Fatalf("routed in the order %v", got)
+		}
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":21,"method":"plain","params":{"n":21}}`)
+	if m := next(t, msgs, 10*time.Second); string(m["id"]) != "21" {
+		t.Fatalf("after the queue emptied: %v", m)
+	}
+	if d.s.seq.busy.Load() {
+		t.Fatal("the sequencer is still busy with nothing queued")
+	}
+}
