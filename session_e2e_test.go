@@ -145,3 +145,44 @@ func TestCardAnsweredDuringASessionDeleteCounts(t *testing.T) {
 		t.Fatalf("x.txt is %q", got)
 	}
 }
+
+// A card answered in time behind slow session.deletes, whose deadline
+// passes meanwhile, still ends at once when its own session's delete
+// (read before the reply) comes: a review found the wait deaf to
+// cancellation past the deadline, so that delete and the call waited on
+// each other for 5 s.
+func TestDeletingTheSessionOfAReplyWaitingPastItsDeadline(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h := startHost(t, bin, "--data-dir", data, "--permission-timeout", "1s")
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	c.call(2, "session.create", map[string]any{"sessionId": "s2", "workspaceRoot": ws, "permissionMode": "auto"})
+	c.call(3, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "ask"})
+	for i, sid := range []string{"s", "s2"} {
+		c.send(10+i, "tools.execute", map[string]any{"sessionId": sid, "turnId": "t", "toolCallId": "stubborn", "toolName": "Bash",
+			"args": map[string]any{"command": "trap '' TERM; echo up; while :; do sleep 0.05; done"}})
+		h.next(t, `{"method":"tool.output"}`)
+	}
+	c.send(4, "tools.execute", map[string]any{"sessionId": "b", "turnId": "t", "toolCallId": "w", "toolName": "Write",
+		"args": map[string]any{"path": "x.txt", "content": "hi"}})
+	card := h.nextCard(t)
+	c.send(5, "session.delete", map[string]any{"sessionId": "s"})  // about 1 s each:
+	c.send(6, "session.delete", map[string]any{"sessionId": "s2"}) // the card's 1 s pass
+	c.send(7, "session.delete", map[string]any{"sessionId": "b"})
+	h.answer(t, card, "allow-once")
+	c.result(6)
+	start := time.Now()
+	if r := c.result(7); r["deleted"] != true {
+		t.Fatalf("delete b: %v", r)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("deleting the card's session took %v after the delete before it ended", took)
+	}
+	if r := c.result(4); r["errorCode"] != "TOOL_ABORTED" {
+		t.Fatalf("the Write of the deleted session: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err == nil {
+		t.Fatal("x.txt was written although its session was deleted before the allow counted")
+	}
+}

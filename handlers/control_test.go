@@ -42,6 +42,15 @@ func (f *fakeClient) Call(ctx context.Context, method string, params, result any
 	return json.Unmarshal(raw, result)
 }
 
+func (f *fakeClient) CallWithin(ctx context.Context, d time.Duration, method string, params, result any) error {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return f.Call(ctx, method, params, result)
+}
+
 func (f *fakeClient) Notify(ctx context.Context, method string, params any) error {
 	b, _ := json.Marshal(params)
 	f.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"hostcore/perms"
@@ -35,14 +36,14 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 	if c.p.Delegate != "" {
 		card["delegate"] = escapeText(c.p.Delegate)
 	}
-	asker := perms.AskerFunc(func(ctx context.Context) (string, error) {
+	asker := perms.AskerFunc(func(ctx context.Context, within time.Duration) (string, error) {
 		// The reply's member is read by its exact name: Go would also take
 		// "Decision" or "DECISION", and of {"decision":"deny",
 		// "DECISION":"allow-once"} the last, where a JavaScript client
 		// reads deny.
 		var reply map[string]json.RawMessage
 		s.log.Debug("permission card sent", "toolCallId", c.p.ToolCallID)
-		err := s.client.Call(ctx, "permission.request", card, &reply)
+		err := s.client.CallWithin(ctx, within, "permission.request", card, &reply)
 		var decision string
 		json.Unmarshal(reply["decision"], &decision)
 		s.log.Debug("permission card ended", "toolCallId", c.p.ToolCallID, "decision", decision, "err", err, "ctxErr", ctx.Err())

@@ -25,9 +25,13 @@ import (
 )
 
 // Client is the way back to the client: host→client requests with a reply
-// and notifications. Implemented by rpc.Server.
+// and notifications. Implemented by rpc.Server (and mcp.Frontend).
 type Client interface {
 	Call(ctx context.Context, method string, params, result any) error
+	// CallWithin is Call with the reply due within d; past it, an error
+	// wrapping context.DeadlineExceeded. A reply that came in time
+	// counts even if it is acted on later (rpc.Server.Call).
+	CallWithin(ctx context.Context, d time.Duration, method string, params, result any) error
 	Notify(ctx context.Context, method string, params any) error
 }
 

@@ -50,17 +50,21 @@ const (
 )
 
 // Asker sends a permission card and returns the client's decision string.
-// It returns an error if the client answered with an error, vanished, or
-// the context ended.
+// The reply is due within d: past it, an error wrapping
+// context.DeadlineExceeded. It also returns an error if the client
+// answered with an error, vanished, or ctx ended (a reply that came in
+// time may be acted on later, but never after ctx ended).
 type Asker interface {
-	AskPermission(ctx context.Context) (string, error)
+	AskPermission(ctx context.Context, d time.Duration) (string, error)
 }
 
 // AskerFunc adapts a function to Asker.
-type AskerFunc func(ctx context.Context) (string, error)
+type AskerFunc func(ctx context.Context, d time.Duration) (string, error)
 
 // AskPermission calls f.
-func (f AskerFunc) AskPermission(ctx context.Context) (string, error) { return f(ctx) }
+func (f AskerFunc) AskPermission(ctx context.Context, d time.Duration) (string, error) {
+	return f(ctx, d)
+}
 
 // Answer is the outcome of waiting on a card.
 type Answer struct {
@@ -88,16 +92,16 @@ func stopped(ctx context.Context) bool {
 // Allowed reports whether the answer lets the call run.
 func (a Answer) Allowed() bool { return a.Decision == AllowOnce || a.Decision == AllowSession }
 
-// Wait sends the card and waits at most timeout. It fails closed: a reply
-// that is not one of the three decisions, an error reply, a vanished client
-// or no reply in time is a deny ("timeout" when the timer fired,
-// "cancelled" when ctx ended first, a deny Withdrawn when ctx ended because
-// hostcore is stopping).
+// Wait sends the card and waits at most timeout for its reply. It fails
+// closed: a reply that is not one of the three decisions, an error reply,
+// a vanished client or no reply in time is a deny ("timeout" when the
+// timer fired, "cancelled" when ctx ended first, a deny Withdrawn when
+// ctx ended because hostcore is stopping). A reply read in time counts
+// even if it is acted on after timeout (the Asker holds it behind
+// configuring methods read before it), unless ctx ended meanwhile.
 func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 	start := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	got, err := a.AskPermission(wctx)
+	got, err := a.AskPermission(ctx, timeout)
 	ans := Answer{Wait: time.Since(start)}
 	var ns interface{ NotSent() bool }
 	ans.Unseen = errors.As(err, &ns) && ns.NotSent()
@@ -118,7 +122,7 @@ func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 		ans.Decision = "cancelled"
 	case err == nil && (got == AllowOnce || got == AllowSession):
 		ans.Decision = got
-	case errors.Is(err, context.DeadlineExceeded) || wctx.Err() != nil:
+	case errors.Is(err, context.DeadlineExceeded):
 		ans.Decision = "timeout"
 	default:
 		ans.Decision = DenyAnswer

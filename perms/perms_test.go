@@ -116,9 +116,16 @@ func TestGrantsAreScopedToSessionAndKey(t *testing.T) {
 // silence are denials, distinguishing the timer from a cancellation.
 func TestWaitFailsClosed(t *testing.T) {
 	answer := func(s string, err error) Asker {
-		return AskerFunc(func(context.Context) (string, error) { return s, err })
+		return AskerFunc(func(context.Context, time.Duration) (string, error) { return s, err })
 	}
-	block := AskerFunc(func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() })
+	block := AskerFunc(func(ctx context.Context, d time.Duration) (string, error) {
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(d):
+			return "", fmt.Errorf("no reply: %w", context.DeadlineExceeded)
+		}
+	})
 	cancelled := func() context.Context {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

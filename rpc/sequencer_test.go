@@ -55,10 +55,8 @@ func (d *seqDispatcher) Route(method string, params json.RawMessage) (func(conte
 			d.mu.Lock()
 			d.asks = append(d.asks, cancel)
 			d.mu.Unlock()
-			ctx, stop := context.WithTimeout(ctx, askDeadline)
-			defer stop()
 			var reply any
-			err := d.s.Call(ctx, "card", nil, &reply)
+			err := d.s.CallWithin(ctx, askDeadline, "card", nil, &reply)
 			return map[string]any{"reply": reply, "err": fmt.Sprint(err)}, nil
 		}, false
 	case "plain":
@@ -95,7 +93,7 @@ func seqServer(t *testing.T) (*seqDispatcher, io.WriteCloser, chan map[string]js
 		outW.Close()
 		close(done)
 	}()
-	msgs := make(chan map[string]json.RawMessage, 100)
+	msgs := make(chan map[string]json.RawMessage, 10000)
 	go func() {
 		dec := json.NewDecoder(outR)
 		for {
@@ -222,5 +220,67 @@ func TestRequestsBehindAConfiguringMethodKeepTheirOrder(t *testing.T) {
 	}
 	if d.s.seq.busy.Load() {
 		t.Fatal("the sequencer is still busy with nothing queued")
+	}
+}
+
+// A call whose reply waits behind a configuring method still ends at once
+// when it is cancelled, after its reply deadline as before it: a review
+// found the wait stopped watching for cancellation once the deadline had
+// passed, so a session.delete of the call's own session and the call
+// waited on each other for 5 s, and SIGTERM left the call unanswered.
+func TestCancelEndsAReplyWaitingBehindAConfiguringMethod(t *testing.T) {
+	d, in, msgs := seqServer(t)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
+	card := next(t, msgs, 10*time.Second)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"config"}`)
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+	time.Sleep(2 * askDeadline) // the reply is read; its deadline passes
+	d.mu.Lock()
+	for _, c := range d.asks {
+		c()
+	}
+	d.mu.Unlock()
+	m := next(t, msgs, 2*time.Second) // config still holds
+	if string(m["id"]) != "1" || !strings.Contains(string(m["result"]), "canceled") || !strings.Contains(string(m["result"]), `"reply":null`) {
+		t.Fatalf("want the cancelled call answered at once, without the reply: %v", m)
+	}
+}
+
+// Past the queue's bound, a request that is not a configuring method is
+// refused BUSY at once rather than stopping the read goroutine, so a card
+// reply behind it is still read (a review: 4,200 requests queued behind
+// a slow session.delete made a card answered in time deny as timed out).
+func TestAFullQueueRefusesRatherThanStopsReading(t *testing.T) {
+	d, in, msgs := seqServer(t)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
+	card := next(t, msgs, 10*time.Second)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"config"}`)
+	const extra = 10
+	go func() {
+		var b strings.Builder
+		for i := range seqMaxRequests + extra {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"p%d","method":"plain"}`+"\n", i)
+		}
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+		io.WriteString(in, b.String())
+	}()
+	busy := 0
+	for busy < extra {
+		m := next(t, msgs, 10*time.Second)
+		if !strings.Contains(string(m["error"]), "BUSY") {
+			t.Fatalf("while the queue is full, want BUSY answers, got %v", m)
+		}
+		busy++
+	}
+	time.Sleep(2 * askDeadline) // the reply, read, outlives its deadline
+	close(d.release)
+	for {
+		m := next(t, msgs, 10*time.Second)
+		if string(m["id"]) == "1" {
+			if !strings.Contains(string(m["result"]), `"reply":"allow"`) {
+				t.Fatalf("the reply behind a full queue: %v", m)
+			}
+			return
+		}
 	}
 }

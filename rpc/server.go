@@ -418,7 +418,20 @@ func WatchOutput(out *os.File, gone func()) (stop func()) {
 // Call sends a host→client request and waits for its reply. The wait ends
 // with an error when ctx ends, when input has ended (nobody can answer) or
 // when the connection closes; a reply arriving later is dropped.
+//
+// A reply read while configuring methods read before it are still running
+// is acted on only once they have finished (PROTOCOL section 1), as if
+// read then; if ctx ends meanwhile (a session.delete or shutdown among
+// them ended the call), the reply is dropped.
 func (s *Server) Call(ctx context.Context, method string, params, result any) error {
+	return s.CallWithin(ctx, 0, method, params, result)
+}
+
+// CallWithin is Call with the reply due within d (0: no bound): past it,
+// the wait fails with an error wrapping context.DeadlineExceeded. Only
+// the reply's arrival is bounded: one read in time counts, even if the
+// configuring methods it waits behind (see Call) end after d.
+func (s *Server) CallWithin(ctx context.Context, d time.Duration, method string, params, result any) error {
 	if s.inputCtx.Err() != nil {
 		return errNotSent{}
 	}
@@ -427,6 +440,11 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 	defer cancel()
 	stop := context.AfterFunc(s.inputCtx, cancel)
 	defer stop()
+	if d > 0 {
+		var cancelD context.CancelFunc
+		ctx, cancelD = context.WithTimeout(ctx, d)
+		defer cancelD()
+	}
 	conn, err := s.connection(ctx)
 	if err == nil {
 		// hostcore picks the id, so that the stream knows which ids are
@@ -441,12 +459,6 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 		var raw json.RawMessage // decoded into result only if it counts
 		err = conn.Call(ctx, method, params, &raw, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
 		if behind := o.behind.Load(); behind > 0 && (err == nil || errors.As(err, new(*jsonrpc2.Error))) {
-			// The reply came in while configuring methods read before
-			// it were still running: it is acted on only once they
-			// have finished (PROTOCOL section 1), as if read then. It
-			// was read in time all the same, so the wait's deadline no
-			// longer ends it; a cancellation (a session.delete among
-			// them, shutdown) does, and the reply is dropped.
 			if werr := s.seq.waitFor(caller, behind); werr != nil {
 				err = werr
 			}
@@ -559,8 +571,15 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 		return
 	}
 	r := queued{method: method, id: id, notif: notif, params: params}
-	if !h.s.seq.queue(r, h.d.Inline(method), h.process) {
+	switch h.s.seq.queue(r, h.d.Inline(method), h.process) {
+	case runHere:
 		h.process(r)
+	case refuseFull:
+		h.s.wg.Done()
+		h.s.log.Warn("request refused: too many requests wait behind a configuring method", "method", method)
+		if !notif {
+			h.s.stream.writeError(id, toWire(errBusy), true)
+		}
 	}
 }
 
@@ -600,15 +619,13 @@ func (q *sequencer) mark() uint64 {
 }
 
 // waitFor waits until the first n requests queued have been handled, or
-// ctx is cancelled. Its deadline passing does not end the wait: the
-// reply waiting here was read in time.
+// ctx ends.
 func (q *sequencer) waitFor(ctx context.Context, n uint64) error {
-	watch := ctx.Done()
 	for {
 		q.mu.Lock()
 		if q.done.Load() >= n {
 			q.mu.Unlock()
-			break
+			return ctx.Err() // ended by what it waited behind (a session.delete)?
 		}
 		if q.progress == nil {
 			q.progress = make(chan struct{})
@@ -617,39 +634,48 @@ func (q *sequencer) waitFor(ctx context.Context, n uint64) error {
 		q.mu.Unlock()
 		select {
 		case <-progress:
-		case <-watch:
-			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return ctx.Err()
-			}
-			watch = nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err // cancelled by what it waited behind (a session.delete)
-	}
-	return nil
 }
 
-// Bounds of the sequencer's queue: past them the read goroutine waits,
-// as it did for every configuring method before there was a queue.
+// Bounds of the sequencer's queue. Past them a request that is not a
+// configuring method is refused BUSY at once (the in-flight budget would
+// refuse most of them when they ran anyway), and a configuring one waits
+// for room: only then does the read goroutine wait, replies unread, as it
+// did for every configuring method before there was a queue.
 const (
 	seqMaxRequests = 4096
 	seqMaxBytes    = 64 << 20
 )
 
-// queue hands r to the sequencer when it is busy or r is inline, and
-// reports whether it did; otherwise the caller handles r itself. Only
-// the read goroutine calls it, so busy can turn true only here.
-func (q *sequencer) queue(r queued, inline bool, process func(queued)) bool {
+// What queue did with a request.
+const (
+	runHere    = iota // the sequencer is idle: the caller handles it
+	runQueued         // the sequencer has it
+	refuseFull        // refused: the caller answers BUSY
+)
+
+// queue hands r to the sequencer when it is busy or r is inline (see
+// the constants above). Only the read goroutine calls it, so busy can
+// turn true only here.
+func (q *sequencer) queue(r queued, inline bool, process func(queued)) int {
 	if !q.busy.Load() && !inline {
-		return false // idle stays idle: only this goroutine makes it busy
+		return runHere // idle stays idle: only this goroutine makes it busy
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.room == nil {
 		q.room = sync.NewCond(&q.mu)
 	}
-	for len(q.reqs) > 0 && (len(q.reqs) >= seqMaxRequests || q.bytes+int64(len(r.params)) > seqMaxBytes) {
+	full := func() bool {
+		return len(q.reqs) > 0 && (len(q.reqs) >= seqMaxRequests || q.bytes+int64(len(r.params)) > seqMaxBytes)
+	}
+	if !inline && full() {
+		return refuseFull
+	}
+	for full() {
 		q.room.Wait()
 	}
 	q.reqs = append(q.reqs, r)
@@ -659,7 +685,7 @@ func (q *sequencer) queue(r queued, inline bool, process func(queued)) bool {
 		q.busy.Store(true)
 		go q.drain(process)
 	}
-	return true
+	return runQueued
 }
 
 // drain processes the queue until it is empty, then marks the sequencer

@@ -520,6 +520,17 @@ func (f *Frontend) elicit(ctx context.Context, ss *sdk.ServerSession, c *cardInf
 	return deny, nil
 }
 
+// CallWithin implements handlers.Client: Call, with the reply due
+// within d.
+func (f *Frontend) CallWithin(ctx context.Context, d time.Duration, method string, params, result any) error {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return f.Call(ctx, method, params, result)
+}
+
 // Notify implements handlers.Client.
 func (f *Frontend) Notify(ctx context.Context, method string, params any) error {
 	if method != "tool.output" {
