@@ -110,6 +110,28 @@ func TestMisspeltMembersAreRefused(t *testing.T) {
 	}
 }
 
+// cardBehindSlowDeletes starts hostcore with a 1 s permission timeout,
+// runs a command that ignores TERM in each of the sessions slow (so that
+// deleting one takes about a second: TERM, a grace, then KILL), and opens
+// a Write's card (call id 4) in session "b" (ask).
+func cardBehindSlowDeletes(t *testing.T, slow ...string) (h *host, c rpcClient, ws string, card json.RawMessage) {
+	t.Helper()
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	h = startHost(t, bin, "--data-dir", data, "--permission-timeout", "1s")
+	c = rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "ask"})
+	for i, sid := range slow {
+		c.call(20+2*i, "session.create", map[string]any{"sessionId": sid, "workspaceRoot": ws, "permissionMode": "auto"})
+		c.send(21+2*i, "tools.execute", map[string]any{"sessionId": sid, "turnId": "t", "toolCallId": "stubborn", "toolName": "Bash",
+			"args": map[string]any{"command": "trap '' TERM; echo up; while :; do sleep 0.05; done"}})
+		h.next(t, `{"method":"tool.output"}`) // it runs, ignoring TERM
+	}
+	c.send(4, "tools.execute", map[string]any{"sessionId": "b", "turnId": "t", "toolCallId": "w", "toolName": "Write",
+		"args": map[string]any{"path": "x.txt", "content": "hi"}})
+	return h, c, ws, h.nextCard(t)
+}
+
 // A card answered while a session.delete waits for another session's
 // command to die counts, although the card's timeout passes before the
 // delete ends: the reply was read in time, and is acted on once the
@@ -117,20 +139,9 @@ func TestMisspeltMembersAreRefused(t *testing.T) {
 // used to stay unread behind the delete, and the card denied as timed
 // out (a chaos review).
 func TestCardAnsweredDuringASessionDeleteCounts(t *testing.T) {
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	h := startHost(t, bin, "--data-dir", data, "--permission-timeout", "1s")
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
-	c.call(2, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "ask"})
-	c.send(3, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "stubborn", "toolName": "Bash",
-		"args": map[string]any{"command": "trap '' TERM; echo up; while :; do sleep 0.05; done"}})
-	h.next(t, `{"method":"tool.output"}`) // the command runs, ignoring TERM
-	c.send(4, "tools.execute", map[string]any{"sessionId": "b", "turnId": "t", "toolCallId": "w", "toolName": "Write",
-		"args": map[string]any{"path": "x.txt", "content": "hi"}})
-	card := h.nextCard(t)
+	h, c, ws, card := cardBehindSlowDeletes(t, "s")
 	start := time.Now()
-	c.send(5, "session.delete", map[string]any{"sessionId": "s"}) // TERM, a grace, then KILL
+	c.send(5, "session.delete", map[string]any{"sessionId": "s"})
 	h.answer(t, card, "allow-once")
 	if r := c.result(5); r["deleted"] != true {
 		t.Fatalf("delete: %v", r)
@@ -152,21 +163,7 @@ func TestCardAnsweredDuringASessionDeleteCounts(t *testing.T) {
 // cancellation past the deadline, so that delete and the call waited on
 // each other for 5 s.
 func TestDeletingTheSessionOfAReplyWaitingPastItsDeadline(t *testing.T) {
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	h := startHost(t, bin, "--data-dir", data, "--permission-timeout", "1s")
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
-	c.call(2, "session.create", map[string]any{"sessionId": "s2", "workspaceRoot": ws, "permissionMode": "auto"})
-	c.call(3, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "ask"})
-	for i, sid := range []string{"s", "s2"} {
-		c.send(10+i, "tools.execute", map[string]any{"sessionId": sid, "turnId": "t", "toolCallId": "stubborn", "toolName": "Bash",
-			"args": map[string]any{"command": "trap '' TERM; echo up; while :; do sleep 0.05; done"}})
-		h.next(t, `{"method":"tool.output"}`)
-	}
-	c.send(4, "tools.execute", map[string]any{"sessionId": "b", "turnId": "t", "toolCallId": "w", "toolName": "Write",
-		"args": map[string]any{"path": "x.txt", "content": "hi"}})
-	card := h.nextCard(t)
+	h, c, ws, card := cardBehindSlowDeletes(t, "s", "s2")
 	c.send(5, "session.delete", map[string]any{"sessionId": "s"})  // about 1 s each:
 	c.send(6, "session.delete", map[string]any{"sessionId": "s2"}) // the card's 1 s pass
 	c.send(7, "session.delete", map[string]any{"sessionId": "b"})

@@ -129,6 +129,22 @@ func next(t *testing.T, msgs chan map[string]json.RawMessage, within time.Durati
 	return nil
 }
 
+// askBehind sends an "ask" (id 1), waits for its card, then sends method
+// (id 2) and, when reply is set, the card's reply "allow" right after it.
+func askBehind(t *testing.T, in io.Writer, msgs chan map[string]json.RawMessage, method string, reply bool) (cardID json.RawMessage) {
+	t.Helper()
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
+	card := next(t, msgs, 10*time.Second)
+	if !strings.Contains(string(card["method"]), "card") {
+		t.Fatalf("want the card, got %v", card)
+	}
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":2,"method":%q}`+"\n", method)
+	if reply {
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+	}
+	return card["id"]
+}
+
 // A reply to a card read while a configuring method runs is acted on
 // once that method has finished (PROTOCOL section 1: configuring methods
 // finish before any later line is handled), and it counts although the
@@ -137,13 +153,7 @@ func next(t *testing.T, msgs chan map[string]json.RawMessage, within time.Durati
 // out while a session.delete waited 5 s for its calls (a chaos review).
 func TestCardReplyBehindAConfiguringMethodCountsAfterIt(t *testing.T) {
 	d, in, msgs := seqServer(t)
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
-	card := next(t, msgs, 10*time.Second)
-	if !strings.Contains(string(card["method"]), "card") {
-		t.Fatalf("want the card, got %v", card)
-	}
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"config"}`)
-	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+	askBehind(t, in, msgs, "config", true)
 	time.Sleep(2 * askDeadline) // the reply is read; the deadline passes
 	select {
 	case m := <-msgs:
@@ -166,10 +176,7 @@ func TestCardReplyBehindAConfiguringMethodCountsAfterIt(t *testing.T) {
 // cancellation, never the reply.
 func TestCardReplyBehindACancellingMethodIsDropped(t *testing.T) {
 	d, in, msgs := seqServer(t)
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
-	card := next(t, msgs, 10*time.Second)
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"cancel-asks"}`)
-	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+	askBehind(t, in, msgs, "cancel-asks", true)
 	time.Sleep(100 * time.Millisecond)
 	close(d.release)
 	answers := map[string]string{}
@@ -230,10 +237,7 @@ func TestRequestsBehindAConfiguringMethodKeepTheirOrder(t *testing.T) {
 // waited on each other for 5 s, and SIGTERM left the call unanswered.
 func TestCancelEndsAReplyWaitingBehindAConfiguringMethod(t *testing.T) {
 	d, in, msgs := seqServer(t)
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
-	card := next(t, msgs, 10*time.Second)
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"config"}`)
-	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+	askBehind(t, in, msgs, "config", true)
 	time.Sleep(2 * askDeadline) // the reply is read; its deadline passes
 	d.mu.Lock()
 	for _, c := range d.asks {
@@ -252,16 +256,14 @@ func TestCancelEndsAReplyWaitingBehindAConfiguringMethod(t *testing.T) {
 // a slow session.delete made a card answered in time deny as timed out).
 func TestAFullQueueRefusesRatherThanStopsReading(t *testing.T) {
 	d, in, msgs := seqServer(t)
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
-	card := next(t, msgs, 10*time.Second)
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":2,"method":"config"}`)
+	cardID := askBehind(t, in, msgs, "config", false)
 	const extra = 10
 	go func() {
 		var b strings.Builder
 		for i := range seqMaxRequests + extra {
 			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"p%d","method":"plain"}`+"\n", i)
 		}
-		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", card["id"])
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"result":"allow"}`+"\n", cardID)
 		io.WriteString(in, b.String())
 	}()
 	busy := 0
