@@ -129,6 +129,27 @@ func next(t *testing.T, msgs chan map[string]json.RawMessage, within time.Durati
 	return nil
 }
 
+// resultsOf reads the next n answers: result text by id.
+func resultsOf(t *testing.T, msgs chan map[string]json.RawMessage, n int) map[string]string {
+	t.Helper()
+	answers := map[string]string{}
+	for len(answers) < n {
+		m := next(t, msgs, 10*time.Second)
+		answers[string(m["id"])] = string(m["result"])
+	}
+	return answers
+}
+
+// nothingYet fails if a message has come.
+func nothingYet(t *testing.T, msgs chan map[string]json.RawMessage, when string) {
+	t.Helper()
+	select {
+	case m := <-msgs:
+		t.Fatalf("answered %s: %v", when, m)
+	default:
+	}
+}
+
 // askBehind sends an "ask" (id 1), waits for its card, then sends method
 // (id 2) and, when reply is set, the card's reply "allow" right after it.
 func askBehind(t *testing.T, in io.Writer, msgs chan map[string]json.RawMessage, method string, reply bool) (cardID json.RawMessage) {
@@ -155,17 +176,9 @@ func TestCardReplyBehindAConfiguringMethodCountsAfterIt(t *testing.T) {
 	d, in, msgs := seqServer(t)
 	askBehind(t, in, msgs, "config", true)
 	time.Sleep(2 * askDeadline) // the reply is read; the deadline passes
-	select {
-	case m := <-msgs:
-		t.Fatalf("answered before the configuring method ended: %v", m)
-	default:
-	}
+	nothingYet(t, msgs, "before the configuring method ended")
 	close(d.release)
-	answers := map[string]string{}
-	for len(answers) < 2 {
-		m := next(t, msgs, 10*time.Second)
-		answers[string(m["id"])] = string(m["result"])
-	}
+	answers := resultsOf(t, msgs, 2)
 	if !strings.Contains(answers["1"], `"reply":"allow"`) || !strings.Contains(answers["1"], `"err":"\u003cnil\u003e"`) {
 		t.Fatalf("want the reply acted on after the configuring method, got %v", answers)
 	}
@@ -179,11 +192,7 @@ func TestCardReplyBehindACancellingMethodIsDropped(t *testing.T) {
 	askBehind(t, in, msgs, "cancel-asks", true)
 	time.Sleep(100 * time.Millisecond)
 	close(d.release)
-	answers := map[string]string{}
-	for len(answers) < 2 {
-		m := next(t, msgs, 10*time.Second)
-		answers[string(m["id"])] = string(m["result"])
-	}
+	answers := resultsOf(t, msgs, 2)
 	if !strings.Contains(answers["1"], `"reply":null`) || !strings.Contains(answers["1"], "canceled") {
 		t.Fatalf("want the call cancelled and the reply dropped, got %v", answers)
 	}
@@ -204,11 +213,7 @@ func TestRequestsBehindAConfiguringMethodKeepTheirOrder(t *testing.T) {
 	if got := d.order(); len(got) != 1 {
 		t.Fatalf("routed while config held: %v", got)
 	}
-	select {
-	case m := <-msgs:
-		t.Fatalf("answered while config held: %v", m)
-	default:
-	}
+	nothingYet(t, msgs, "while config held")
 	close(d.release)
 	seen := map[string]bool{}
 	for len(seen) < 21 {

@@ -570,8 +570,8 @@ func (h *handler) handle(method string, id jsonrpc2.ID, notif bool) {
 		}
 		return
 	}
-	r := queued{method: method, id: id, notif: notif, params: params}
-	switch h.s.seq.queue(r, h.d.Inline(method), h.process) {
+	r := queued{method: method, id: id, notif: notif, params: params, configuring: h.d.Inline(method)}
+	switch h.s.seq.queue(r, h.process) {
 	case runHere:
 		h.process(r)
 	case refuseFull:
@@ -589,6 +589,8 @@ type queued struct {
 	id     jsonrpc2.ID
 	notif  bool
 	params json.RawMessage
+	// configuring: Dispatcher.Inline said so, once, as it was read.
+	configuring bool
 }
 
 // sequencer runs configuring methods, and the requests read while one
@@ -657,11 +659,11 @@ const (
 	refuseFull        // refused: the caller answers BUSY
 )
 
-// queue hands r to the sequencer when it is busy or r is inline (see
+// queue hands r to the sequencer when it is busy or r is configuring (see
 // the constants above). Only the read goroutine calls it, so busy can
 // turn true only here.
-func (q *sequencer) queue(r queued, inline bool, process func(queued)) int {
-	if !q.busy.Load() && !inline {
+func (q *sequencer) queue(r queued, process func(queued)) int {
+	if !q.busy.Load() && !r.configuring {
 		return runHere // idle stays idle: only this goroutine makes it busy
 	}
 	q.mu.Lock()
@@ -672,7 +674,7 @@ func (q *sequencer) queue(r queued, inline bool, process func(queued)) int {
 	full := func() bool {
 		return len(q.reqs) > 0 && (len(q.reqs) >= seqMaxRequests || q.bytes+int64(len(r.params)) > seqMaxBytes)
 	}
-	if !inline && full() {
+	if !r.configuring && full() {
 		return refuseFull
 	}
 	for full() {
@@ -718,7 +720,7 @@ func (q *sequencer) drain(process func(queued)) {
 // process routes and runs one request read earlier, on the read
 // goroutine or the sequencer, in arrival order; wg counts it already.
 func (h *handler) process(r queued) {
-	method, id, notif, params := r.method, r.id, r.notif, r.params
+	method, id, notif, params, configuring := r.method, r.id, r.notif, r.params, r.configuring
 	handedOff := false
 	defer func() {
 		if !handedOff {
@@ -739,7 +741,7 @@ func (h *handler) process(r queued) {
 	sem := h.s.budget
 	if r, ok := h.d.(Relief); ok && r.Relieves(method) && len(params) <= reliefParamsMax {
 		sem, weight = h.s.relief, 1
-	} else if !h.d.Inline(method) {
+	} else if !configuring {
 		weight = min(requestWeight+int64(len(params)), h.s.budgetSize)
 	}
 	if weight > 0 && !sem.TryAcquire(weight) {
