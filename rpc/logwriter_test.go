@@ -108,3 +108,66 @@ func TestLogWriterCloseIsBounded(t *testing.T) {
 		t.Fatalf("Close waited %v for a stderr nobody reads", d)
 	}
 }
+
+// countingWriter records each Write it is given.
+type countingWriter struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes = append(c.writes, string(p))
+	return len(p), nil
+}
+
+func (c *countingWriter) all() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.writes...)
+}
+
+// Lines logged one after another go out together, one write (and one
+// wake of the writer) per logBatch rather than one per line; each still
+// arrives, in order; and Close writes what waits at once rather than
+// after the batch interval.
+func TestLogWriterBatchesLinesAndCloseWritesAtOnce(t *testing.T) {
+	w := &countingWriter{}
+	l := NewLogWriter(w)
+	const n = 20
+	start := time.Now()
+	for i := range n {
+		l.Write(fmt.Appendf(nil, "line %d\n", i))
+		time.Sleep(200 * time.Microsecond) // the writer would be idle again by now
+	}
+	elapsed := time.Since(start)
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(strings.Join(w.all(), ""), "\n") < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("lines not written: %q", w.all())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got, most := len(w.all()), int(elapsed/logBatch)+2; got > most {
+		t.Fatalf("%d lines logged over %v took %d writes (at most %d batches)", n, elapsed, got, most)
+	}
+	want := ""
+	for i := range n {
+		want += fmt.Sprintf("line %d\n", i)
+	}
+	if got := strings.Join(w.all(), ""); got != want {
+		t.Fatalf("lines out of order or lost:\n%q", got)
+	}
+
+	// A line logged just before Close is not held for the batch.
+	l.Write([]byte("last\n"))
+	start = time.Now()
+	l.Close(5 * time.Second)
+	if d := time.Since(start); d >= logBatch {
+		t.Fatalf("Close took %v: it waited for the batch interval (%v)", d, logBatch)
+	}
+	if all := w.all(); all[len(all)-1] != "last\n" {
+		t.Fatalf("the last line before Close was not written: %q", all)
+	}
+	l.Close(time.Second) // a second Close is harmless
+}
