@@ -42,6 +42,8 @@ var update = flag.Bool("update", false, "rewrite the expect lines of testdata/tr
 //	               a string "$name" matches any value and captures it;
 //	               later send/reply lines have "$name" replaced by it
 //	reply JSON     answer the last expected host request with this result
+//	log JSON       a line hostcore logged to stderr (now or within 5 s)
+//	               must contain JSON, matched as expect matches
 //	sleep DUR      wait
 //	eof            close stdin
 //	exit N         hostcore must exit with status N; every host line must
@@ -143,6 +145,11 @@ func runTranscript(t *testing.T, bin, file string) {
 			}
 			if err := matchJSON(want, got, vars); err != nil {
 				t.Fatalf("line %d: %v\nwant ⊆ %s\ngot    %s", n+1, err, want, got)
+			}
+		case "log":
+			want := subst.Replace(arg)
+			if err := h.waitLog(want, vars); err != nil {
+				t.Fatalf("line %d: %v\nstderr:\n%s", n+1, err, h.stderr.String())
 			}
 		case "sleep":
 			d, _ := time.ParseDuration(arg)
@@ -325,6 +332,23 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *host {
 		}
 	})
 	return h
+}
+
+// waitLog waits up to 5 s for a stderr line that contains want (as
+// matchJSON matches).
+func (h *host) waitLog(want string, vars map[string]string) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		for _, line := range strings.Split(h.stderr.String(), "\n") {
+			if strings.HasPrefix(line, "{") && matchJSON(want, line, map[string]string{}) == nil {
+				return matchJSON(want, line, vars) // captures what it names
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no log line contains %s", want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // terminate sends hostcore SIGTERM and checks that it exits 0 within

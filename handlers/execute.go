@@ -78,9 +78,9 @@ type ToolResult struct {
 	after []func()
 }
 
-// AfterReply runs what the call left for once its answer was written:
-// rpc calls it right after writing the answer of a call it ran on the
-// read goroutine (quick.go), and only such calls leave anything.
+// AfterReply runs what the call left for once its answer was written
+// (rpc calls it right after, whatever became of the answer): the timing
+// log line, and the files a quick Read (quick.go) left open.
 func (r *ToolResult) AfterReply() {
 	for _, f := range r.after {
 		f()
@@ -789,6 +789,8 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 	if !s.log.Enabled(ctx, slog.LevelInfo) {
 		return res, nil
 	}
+	// The timing line is logged once the answer is written: formatting
+	// it is no part of what the client waits for.
 	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", s.redactName(c.p.ToolName),
 		"decision", res.Decision, "ok", res.OK, "errorCode", res.ErrorCode, "prompted", a.prompted,
 		"permissionWaitMs", res.Timing.PermissionWaitMs, "durationMs", res.Timing.DurationMs,
@@ -798,7 +800,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 			attrs = append(attrs, "mutationFailureKind", k, "mutationFailureAttempt", d["mutationFailureAttempt"], "terminate", res.Terminate)
 		}
 	}
-	s.log.Info("tool timing", attrs...)
+	res.after = append(res.after, func() { s.log.Info("tool timing", attrs...) })
 	return res, nil
 }
 

@@ -152,7 +152,9 @@ func (s *Server) ExecuteArrival(ctx context.Context, a *Arrival, args json.RawMe
 	if err != nil {
 		return nil, err
 	}
-	return out.(*ToolResult), nil
+	res := out.(*ToolResult)
+	res.AfterReply() // a frontend writes the answer after this returns
+	return res, nil
 }
 
 // Drop gives up a registered call that will not run: the mutations after
