@@ -151,7 +151,7 @@ func run(args []string) int {
 	defer restore()
 	in, restoreIn := rpc.PollableInput(os.Stdin)
 	defer restoreIn()
-	srv := rpc.NewServer(in, out, log)
+	srv := rpc.NewServer(rpc.SpinningInput(in), out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stopping, MutationSlots: *slots,
 		WarmReaper: *warm, Quiet: srv.Quiet, Room: srv.Room,

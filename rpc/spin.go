@@ -1,0 +1,64 @@
+package rpc
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// InputSpin is how long a read of stdin that finds nothing waiting keeps
+// looking before it sleeps, while the client sends requests back to back.
+//
+// A client that sends its next request as soon as it has read an answer
+// (an agent loop's tool calls, one after another) then finds hostcore
+// awake: a thread asleep in the kernel costs the round trip its wake-up,
+// which on the benchmark VM was about a third of a small Read's (README
+// "Benchmarks"). The spin is adaptive, as a mutex's is: a read spins only
+// when the last one's data came within 2*InputSpin, so a client that
+// pauses between requests (a model thinking) costs one failed spin per
+// pause, and an idle hostcore costs nothing.
+const InputSpin = 100 * time.Microsecond
+
+// SpinningInput returns a reader of f whose reads may first poll f for up
+// to InputSpin, then read as f does. With one CPU the poll would take it
+// from the client that is to write, so f itself is returned.
+func SpinningInput(f *os.File) io.Reader {
+	fd := fileFd(f)
+	if fd < 0 || runtime.GOMAXPROCS(0) < 2 {
+		return f
+	}
+	return &spinningInput{f: f, fd: int32(fd)}
+}
+
+type spinningInput struct {
+	f  *os.File
+	fd int32
+	// lastWait is how long the last read took to get its data. Only the
+	// read goroutine reads.
+	lastWait time.Duration
+}
+
+// spins says whether the next read polls first.
+func (r *spinningInput) spins() bool { return r.lastWait <= 2*InputSpin }
+
+func (r *spinningInput) Read(p []byte) (int, error) {
+	start := time.Now()
+	if r.spins() {
+		pfd := []unix.PollFd{{Fd: r.fd, Events: unix.POLLIN}}
+		for {
+			// Ready, at its end, or an error: the read says which.
+			if n, err := unix.Poll(pfd, 0); n != 0 || (err != nil && err != unix.EINTR) {
+				break
+			}
+			if time.Since(start) >= InputSpin {
+				break
+			}
+		}
+	}
+	n, err := r.f.Read(p)
+	r.lastWait = time.Since(start)
+	return n, err
+}
