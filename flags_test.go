@@ -27,6 +27,9 @@ func TestUnreadableFlagsAndVariablesExit2(t *testing.T) {
 		{args: []string{"--permission-timeout", "1000000h"}, want: "permission-timeout"},
 		{args: []string{"--mutation-slots", "0"}, want: "mutation-slots"},
 		{args: []string{"--log-level", "loud"}, want: "log-level"},
+		{args: []string{"--input-spin", "2ms"}, want: "input-spin"},
+		{env: []string{"HOSTCORE_INPUT_SPIN=-1us"}, want: "HOSTCORE_INPUT_SPIN"},
+		{env: []string{"HOSTCORE_INPUT_SPIN=fast"}, want: "HOSTCORE_INPUT_SPIN"},
 	} {
 		cmd := exec.Command(bin, append([]string{"--data-dir", t.TempDir()}, tc.args...)...)
 		cmd.Env = append(os.Environ(), tc.env...)
@@ -46,7 +49,7 @@ func TestUnreadableFlagsAndVariablesExit2(t *testing.T) {
 		t.Fatalf("--mutation-slots 3 over HOSTCORE_MUTATION_SLOTS=-3: %v %q", err, out)
 	}
 	cmd = exec.Command(bin, "--data-dir", t.TempDir())
-	cmd.Env = append(os.Environ(), "HOSTCORE_WARM_REAPER=0", "HOSTCORE_MUTATION_SLOTS=2", "HOSTCORE_PERMISSION_TIMEOUT=1ms")
+	cmd.Env = append(os.Environ(), "HOSTCORE_WARM_REAPER=0", "HOSTCORE_MUTATION_SLOTS=2", "HOSTCORE_PERMISSION_TIMEOUT=1ms", "HOSTCORE_INPUT_SPIN=0")
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
 	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"permissionTimeoutMs":1`) {
 		t.Fatalf("readable values: %v %q", err, out)

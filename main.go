@@ -66,8 +66,14 @@ func run(args []string) int {
 	slots := fs.Int("mutation-slots", envInt("HOSTCORE_MUTATION_SLOTS", "mutation-slots", 4), "Write/Edit bodies that may run at once across sessions")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
 	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
+	spinStr := fs.String("input-spin", envOr("HOSTCORE_INPUT_SPIN", rpc.InputSpin.String()), "how long a read of stdin polls before it sleeps while requests come back to back, 0 to 1ms (0: never)")
 	if code, ok := parseFlags(fs, args, "hostcore [flags]  (or: hostcore mcp --workspace DIR [flags])"); !ok {
 		return code
+	}
+	spin, err := time.ParseDuration(*spinStr)
+	if err != nil || spin < 0 || spin > time.Millisecond {
+		fmt.Fprintf(os.Stderr, "hostcore: %s: want a duration from 0 to 1ms, got %q\n", givenAs(fs, "input-spin", "HOSTCORE_INPUT_SPIN"), *spinStr)
+		return 2
 	}
 	if strings.TrimSpace(*dataDir) == "" {
 		fmt.Fprintf(os.Stderr, "hostcore: %s must not be empty\n", givenAs(fs, "data-dir", "HOSTCORE_DATA_DIR"))
@@ -151,7 +157,7 @@ func run(args []string) int {
 	defer restore()
 	in, restoreIn := rpc.PollableInput(os.Stdin)
 	defer restoreIn()
-	srv := rpc.NewServer(rpc.SpinningInput(in), out, log)
+	srv := rpc.NewServer(rpc.SpinningInput(in, spin), out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stopping, MutationSlots: *slots,
 		WarmReaper: *warm, Quiet: srv.Quiet, Room: srv.Room,

@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -132,4 +133,22 @@ func FuzzDecodeFlat(f *testing.F) {
 			t.Fatalf("%s:\n got %#v\nwant %#v", s, got, want)
 		}
 	})
+}
+
+// A piece of a result's after-answer work that panics is logged, and the
+// pieces after it still run: it runs outside the handler's recover, and a
+// quick Read's file closed there would otherwise leak.
+func TestAfterReplyPanicIsLoggedAndTheRestRun(t *testing.T) {
+	var logged bytes.Buffer
+	ran := false
+	r := &ToolResult{ToolCallID: "c1", log: slog.New(slog.NewJSONHandler(&logged, nil)),
+		after: []func(){func() { panic("boom") }, func() { ran = true }}}
+	r.AfterReply()
+	if !ran {
+		t.Fatal("the work after the panicking piece did not run")
+	}
+	if !strings.Contains(logged.String(), `"panic":"boom"`) || !strings.Contains(logged.String(), `"toolCallId":"c1"`) {
+		t.Fatalf("the panic was not logged: %s", logged.String())
+	}
+	r.AfterReply() // once only: nothing left
 }

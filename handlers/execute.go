@@ -76,16 +76,29 @@ type ToolResult struct {
 	stopped bool
 	// after is work left for once the answer is written (AfterReply).
 	after []func()
+	log   *slog.Logger // says when a piece of after panics
 }
 
 // AfterReply runs what the call left for once its answer was written
 // (rpc calls it right after, whatever became of the answer): the timing
 // log line, and the files a quick Read (quick.go) left open.
+//
+// It runs after the handler's own recover: a piece that panics is logged
+// and the rest still run (a file left open would leak).
 func (r *ToolResult) AfterReply() {
 	for _, f := range r.after {
-		f()
+		r.runAfter(f)
 	}
 	r.after = nil
+}
+
+func (r *ToolResult) runAfter(f func()) {
+	defer func() {
+		if p := recover(); p != nil && r.log != nil {
+			r.log.Error("work after an answer panicked", "toolCallId", r.ToolCallID, "panic", fmt.Sprint(p))
+		}
+	}()
+	f()
 }
 
 // Decisions as they appear in results and the audit.
@@ -729,6 +742,7 @@ func (s *Server) redactName(name string) string {
 // line. The row is committed before the response is written.
 func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResult) (any, error) {
 	res.after = append(res.after, c.after...)
+	res.log = s.log
 	res.ToolCallID = c.p.ToolCallID
 	res.TraceID = newID("tr_")
 	if res.Decision == "" {

@@ -21,10 +21,13 @@ import (
 // when the process dies without Close (a fatal runtime error, SIGKILL)
 // are lost; the runtime's own crash report goes to stderr directly.
 //
-// The goroutine writes what gathered every logBatch, not each line as it
-// comes: waking it is a thread wake-up, which for one timing line per
-// tool call cost about 12 µs of the caller's time (a third of a small
-// Read's own work). Close writes at once.
+// While lines come close together (a stream of tool calls, each logging
+// its timing line) the goroutine writes what gathered once per logBatch,
+// not each line as it comes: waking it is a thread wake-up, which cost
+// about 12 µs of each call's time (a third of a small Read's own work).
+// A line that comes after logBatch of quiet is written at once, so a
+// call's line is not held where a kill would lose it; Close writes at
+// once.
 type LogWriter struct {
 	w       io.Writer
 	mu      sync.Mutex
@@ -35,18 +38,23 @@ type LogWriter struct {
 	wake    chan struct{}
 	stop    chan struct{} // closed by the first Close: write what waits now
 	done    chan struct{}
+	batch   time.Duration // logBatch; tests set others
 }
 
 // logBacklog bounds the log lines waiting for stderr.
 const logBacklog = 1 << 20
 
-// logBatch is how long a line may wait for the lines after it, so that
-// they go out in one write and wake the writer once.
+// logBatch: lines that come within logBatch of the last write wait for
+// the next, logBatch after it, and go out together.
 const logBatch = 10 * time.Millisecond
 
 // NewLogWriter starts the goroutine that writes to w.
 func NewLogWriter(w io.Writer) *LogWriter {
-	l := &LogWriter{w: w, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	return newLogWriter(w, logBatch)
+}
+
+func newLogWriter(w io.Writer, batch time.Duration) *LogWriter {
+	l := &LogWriter{w: w, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), batch: batch}
 	go l.run()
 	return l
 }
@@ -89,8 +97,11 @@ func (l *LogWriter) Close(wait time.Duration) {
 
 func (l *LogWriter) run() {
 	defer close(l.done)
-	var out []byte
-	batch := time.NewTimer(logBatch)
+	var (
+		out  []byte
+		last time.Time // when the last write ended
+	)
+	batch := time.NewTimer(time.Hour)
 	batch.Stop()
 	for {
 		l.mu.Lock()
@@ -101,13 +112,15 @@ func (l *LogWriter) run() {
 			}
 			l.mu.Unlock()
 			<-l.wake
-			// Lines written meanwhile find the wake already sent, and
-			// go out with this one.
-			batch.Reset(logBatch)
-			select {
-			case <-batch.C:
-			case <-l.stop:
-				batch.Stop()
+			if wait := l.batch - time.Since(last); wait > 0 {
+				// Lines written meanwhile find the wake already sent,
+				// and go out with this one.
+				batch.Reset(wait)
+				select {
+				case <-batch.C:
+				case <-l.stop:
+					batch.Stop()
+				}
 			}
 			l.mu.Lock()
 		}
@@ -120,6 +133,7 @@ func (l *LogWriter) run() {
 			out = appendDropNote(out, dropped)
 		}
 		l.w.Write(out) // a failed write loses these lines; there is nowhere else to say so
+		last = time.Now()
 		l.mu.Lock()
 		l.writing = 0
 		l.mu.Unlock()

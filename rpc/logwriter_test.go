@@ -131,7 +131,8 @@ func (c *countingWriter) all() []string {
 // Lines logged one after another go out together, one write (and one
 // wake of the writer) per logBatch rather than one per line; each still
 // arrives, in order; and Close writes what waits at once rather than
-// after the batch interval.
+// after the batch interval. (A line after a quiet spell goes out at
+// once: TestLogWriterWritesALoneLineAtOnce.)
 func TestLogWriterBatchesLinesAndCloseWritesAtOnce(t *testing.T) {
 	w := &countingWriter{}
 	l := NewLogWriter(w)
@@ -170,4 +171,29 @@ func TestLogWriterBatchesLinesAndCloseWritesAtOnce(t *testing.T) {
 		t.Fatalf("the last line before Close was not written: %q", all)
 	}
 	l.Close(time.Second) // a second Close is harmless
+}
+
+// A line that comes after a quiet spell is written at once, not held for
+// the lines that might follow (where a kill would lose it); one that comes
+// right after it waits for the batch, or for Close. The batch interval is
+// an hour here, so that only a line written at once can arrive.
+func TestLogWriterWritesALoneLineAtOnce(t *testing.T) {
+	w := &countingWriter{}
+	l := newLogWriter(w, time.Hour)
+	l.Write([]byte("alone\n"))
+	for deadline := time.Now().Add(5 * time.Second); len(w.all()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("a lone line was held for the batch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.Write([]byte("next\n"))
+	time.Sleep(50 * time.Millisecond)
+	if all := w.all(); len(all) != 1 {
+		t.Fatalf("a line right after the last write was not held for the batch: %q", all)
+	}
+	l.Close(5 * time.Second)
+	if all := w.all(); len(all) != 2 || all[1] != "next\n" {
+		t.Fatalf("Close did not write the held line: %q", all)
+	}
 }

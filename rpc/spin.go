@@ -9,8 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// InputSpin is how long a read of stdin that finds nothing waiting keeps
-// looking before it sleeps, while the client sends requests back to back.
+// InputSpin is how long, by default (--input-spin), a read of stdin that
+// finds nothing waiting keeps looking before it sleeps, while the client
+// sends requests back to back.
 //
 // A client that sends its next request as soon as it has read an answer
 // (an agent loop's tool calls, one after another) then finds hostcore
@@ -19,41 +20,46 @@ import (
 // "Benchmarks"). The spin is adaptive, as a mutex's is: a read spins only
 // when the last one's data came within 2*InputSpin, so a client that
 // pauses between requests (a model thinking) costs one failed spin per
-// pause, and an idle hostcore costs nothing.
+// pause, and an idle hostcore costs nothing. A container held to less
+// than two CPUs of quota still gets GOMAXPROCS 2 from Go: --input-spin 0
+// turns the spin off there.
 const InputSpin = 100 * time.Microsecond
 
 // SpinningInput returns a reader of f whose reads may first poll f for up
-// to InputSpin, then read as f does. With one CPU the poll would take it
-// from the client that is to write, so f itself is returned.
-func SpinningInput(f *os.File) io.Reader {
+// to spin, then read as f does. With spin 0, or one CPU to run on (the
+// poll would take it from the client that is to write), f itself is
+// returned.
+func SpinningInput(f *os.File, spin time.Duration) io.Reader {
 	fd := fileFd(f)
-	if fd < 0 || runtime.GOMAXPROCS(0) < 2 {
+	if fd < 0 || spin <= 0 || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
 		return f
 	}
-	return &spinningInput{f: f, fd: int32(fd)}
+	return &spinningInput{f: f, fd: int32(fd), spin: spin}
 }
 
 type spinningInput struct {
-	f  *os.File
-	fd int32
+	f    *os.File
+	fd   int32
+	spin time.Duration
 	// lastWait is how long the last read took to get its data. Only the
 	// read goroutine reads.
 	lastWait time.Duration
 }
 
 // spins says whether the next read polls first.
-func (r *spinningInput) spins() bool { return r.lastWait <= 2*InputSpin }
+func (r *spinningInput) spins() bool { return r.lastWait <= 2*r.spin }
 
 func (r *spinningInput) Read(p []byte) (int, error) {
 	start := time.Now()
 	if r.spins() {
 		pfd := []unix.PollFd{{Fd: r.fd, Events: unix.POLLIN}}
 		for {
-			// Ready, at its end, or an error: the read says which.
-			if n, err := unix.Poll(pfd, 0); n != 0 || (err != nil && err != unix.EINTR) {
+			// Ready, at its end, or an error other than EINTR: the read
+			// says which.
+			if n, err := unix.Poll(pfd, 0); n > 0 || (err != nil && err != unix.EINTR) {
 				break
 			}
-			if time.Since(start) >= InputSpin {
+			if time.Since(start) >= r.spin {
 				break
 			}
 		}

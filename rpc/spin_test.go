@@ -33,7 +33,7 @@ func TestSpinningInputReadsAndSleeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	in := SpinningInput(r)
+	in := SpinningInput(r, InputSpin)
 	if _, ok := in.(*spinningInput); !ok {
 		t.Fatalf("a pipe was not wrapped: %T", in)
 	}
@@ -78,7 +78,7 @@ func TestSpinningInputSpinsOnlyWhileRequestsComeBackToBack(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	in, ok := SpinningInput(r).(*spinningInput)
+	in, ok := SpinningInput(r, InputSpin).(*spinningInput)
 	if !ok {
 		t.Fatal("a pipe was not wrapped")
 	}
@@ -105,8 +105,8 @@ func TestSpinningInputSpinsOnlyWhileRequestsComeBackToBack(t *testing.T) {
 	}
 }
 
-// With one CPU the poll would take it from the client that is to write:
-// the file is read as it is.
+// With one CPU the poll would take it from the client that is to write,
+// and --input-spin 0 turns it off: the file is read as it is.
 func TestSpinningInputNotWithOneCPU(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -115,7 +115,11 @@ func TestSpinningInputNotWithOneCPU(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	if in := SpinningInput(r); in != io.Reader(r) {
+	if in := SpinningInput(r, InputSpin); in != io.Reader(r) {
 		t.Fatalf("wrapped with GOMAXPROCS=1: %T", in)
+	}
+	runtime.GOMAXPROCS(2)
+	if in := SpinningInput(r, 0); in != io.Reader(r) {
+		t.Fatalf("wrapped with --input-spin 0: %T", in)
 	}
 }
