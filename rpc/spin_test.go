@@ -18,6 +18,25 @@ func threadCPU(t *testing.T) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// spinningPipe is a pipe whose read end is wrapped by SpinningInput, and
+// its write end; the test is skipped where SpinningInput would not spin.
+func spinningPipe(t *testing.T) (*spinningInput, *os.File) {
+	t.Helper()
+	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("SpinningInput does not spin with one CPU")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	in, ok := SpinningInput(r, InputSpin).(*spinningInput)
+	if !ok {
+		t.Fatal("a pipe was not wrapped")
+	}
+	return in, w
+}
+
 // A read of the spinning input returns what was written, whether it came
 // during the spin or long after (the spin is bounded: a read that waits
 // 300 ms sleeps through nearly all of it), and returns EOF at the end.
@@ -25,18 +44,7 @@ func TestSpinningInputReadsAndSleeps(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("per-thread CPU time is read the Linux way")
 	}
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("SpinningInput does not spin with one CPU")
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	in := SpinningInput(r, InputSpin)
-	if _, ok := in.(*spinningInput); !ok {
-		t.Fatalf("a pipe was not wrapped: %T", in)
-	}
+	in, w := spinningPipe(t)
 	buf := make([]byte, 64)
 
 	w.Write([]byte("ready\n"))
@@ -69,19 +77,8 @@ func TestSpinningInputReadsAndSleeps(t *testing.T) {
 // client that paused), the next read does not spin; after one whose data
 // came at once, it does again.
 func TestSpinningInputSpinsOnlyWhileRequestsComeBackToBack(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("SpinningInput does not spin with one CPU")
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	in, w := spinningPipe(t)
 	defer w.Close()
-	in, ok := SpinningInput(r, InputSpin).(*spinningInput)
-	if !ok {
-		t.Fatal("a pipe was not wrapped")
-	}
 	buf := make([]byte, 64)
 	if !in.spins() {
 		t.Fatal("the first read does not spin")
