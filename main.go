@@ -72,7 +72,13 @@ func run(args []string) int {
 	}
 	spin, err := time.ParseDuration(*spinStr)
 	if err != nil || spin < 0 || spin > time.Millisecond {
-		fmt.Fprintf(os.Stderr, "hostcore: %s: want a duration from 0 to 1ms, got %q\n", givenAs(fs, "input-spin", "HOSTCORE_INPUT_SPIN"), *spinStr)
+		name := givenAs(fs, "input-spin", "HOSTCORE_INPUT_SPIN")
+		if name == "HOSTCORE_INPUT_SPIN" {
+			name += "="
+		} else {
+			name += " "
+		}
+		fmt.Fprintf(os.Stderr, "hostcore: %s%q: want a duration from 0 to 1ms, such as 100us; 0 never spins (input-spin)\n", name, *spinStr)
 		return 2
 	}
 	if strings.TrimSpace(*dataDir) == "" {
@@ -185,7 +191,14 @@ func run(args []string) int {
 // "mcp" must come first).
 func parseFlags(fs *flag.FlagSet, args []string, usage string) (code int, ok bool) {
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: %s\n\nflags (data-dir, permission-timeout, log-level, mutation-slots and warm-reaper are also read from HOSTCORE_<NAME>, dashes as underscores; a flag wins over its variable):\n", usage)
+		// The flags of this command that a HOSTCORE_<NAME> variable sets.
+		var named []string
+		for _, n := range []string{"data-dir", "permission-timeout", "log-level", "mutation-slots", "warm-reaper", "input-spin"} {
+			if fs.Lookup(n) != nil {
+				named = append(named, n)
+			}
+		}
+		fmt.Fprintf(fs.Output(), "usage: %s\n\nflags (%s are also read from HOSTCORE_<NAME>, dashes as underscores; a flag wins over its variable):\n", usage, strings.Join(named, ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
