@@ -194,3 +194,46 @@ func TestReadNotificationsCloseTheirFiles(t *testing.T) {
 		t.Fatalf("open descriptors went from %d to %d over 50 Read notifications", before, after)
 	}
 }
+
+// procCPU is the CPU time (user and system) process pid has used, from
+// /proc/PID/stat in clock ticks (100 a second on Linux).
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	// Fields after the command name, which ends at the last ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// After a run of back-to-back requests, the spin on stdin (rpc.SpinningInput)
+// stops: a hostcore left idle uses next to no CPU while it waits for the
+// next line, and answers it.
+func TestIdleAfterBackToBackRequestsUsesNoCPU(t *testing.T) {
+	_, h, c, ws, _ := hostWithSession(t, "auto")
+	os.WriteFile(filepath.Join(ws, "small.txt"), []byte("hello\n"), 0o644)
+	// Sent a line at a time, without waiting for answers: hostcore's reads
+	// of stdin find lines waiting, so the read after the last one spins.
+	for i := range 300 {
+		c.send(10+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": fmt.Sprint("r", i), "toolName": "Read", "args": map[string]any{"path": "small.txt"}})
+	}
+	for i := range 300 {
+		if r := c.result(10 + i); r["ok"] != true {
+			t.Fatalf("Read %d: %v", i, r)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the background flush of the audit rows
+	before := procCPU(t, h.cmd.Process.Pid)
+	time.Sleep(time.Second)
+	if used := procCPU(t, h.cmd.Process.Pid) - before; used > 200*time.Millisecond {
+		t.Fatalf("idle for a second after back-to-back requests, hostcore used %v of CPU", used)
+	}
+	if r := c.call(400, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "last", "toolName": "Read", "args": map[string]any{"path": "small.txt"}}); r["ok"] != true {
+		t.Fatalf("Read after the idle second: %v", r)
+	}
+}
