@@ -17,13 +17,7 @@ func descendants(pid int) []string {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		p, _ := strconv.Atoi(filepath.Base(d))
-		b, err := os.ReadFile(d + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		fields := statFields(p)
 		if len(fields) < 2 || fields[0] == "Z" {
 			continue
 		}
@@ -87,14 +81,21 @@ func settled(t *testing.T, pid int, idle int) int {
 	return 0
 }
 
-// procAlive reports whether pid is a live process (a zombie is not).
-func procAlive(pid int) bool {
+// statFields returns the fields of /proc/PID/stat after the command name
+// (state, ppid, ...; utime is [11], stime [12]), nil if pid is gone. The
+// name may hold spaces, so it is cut at the last ')'.
+func statFields(pid int) []string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return nil
 	}
 	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+}
+
+// procAlive reports whether pid is a live process (a zombie is not).
+func procAlive(pid int) bool {
+	f := statFields(pid)
 	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 

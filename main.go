@@ -72,13 +72,7 @@ func run(args []string) int {
 	}
 	spin, err := time.ParseDuration(*spinStr)
 	if err != nil || spin < 0 || spin > time.Millisecond {
-		name := givenAs(fs, "input-spin", "HOSTCORE_INPUT_SPIN")
-		if name == "HOSTCORE_INPUT_SPIN" {
-			name += "="
-		} else {
-			name += " "
-		}
-		fmt.Fprintf(os.Stderr, "hostcore: %s%q: want a duration from 0 to 1ms, such as 100us; 0 never spins (input-spin)\n", name, *spinStr)
+		fmt.Fprintf(os.Stderr, "hostcore: %s%q: want a duration from 0 to 1ms, such as 100us; 0 never spins (input-spin)\n", givenValue(fs, "input-spin", "HOSTCORE_INPUT_SPIN"), *spinStr)
 		return 2
 	}
 	if strings.TrimSpace(*dataDir) == "" {
@@ -218,6 +212,14 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string) (code int, ok boo
 // closed within a day at the latest.
 const maxPermissionTimeout = 24 * time.Hour
 
+// givenValue prefixes a bad value as it was given: "--flag " or "VAR=".
+func givenValue(fs *flag.FlagSet, flagName, env string) string {
+	if n := givenAs(fs, flagName, env); n != env {
+		return n + " "
+	}
+	return env + "="
+}
+
 // givenAs names a setting as the user gave it: the flag, if given, else
 // its variable.
 func givenAs(fs *flag.FlagSet, flagName, env string) string {
@@ -236,23 +238,16 @@ func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (tim
 	if !checkEnv(cmd, fs) {
 		return 0, nil, nil, false
 	}
-	// A bad value is named as it was given: the flag, or its variable.
-	source := func(flagName, env string) string {
-		if n := givenAs(fs, flagName, env); n != env {
-			return n + " "
-		}
-		return env + "="
-	}
 	timeout, err := time.ParseDuration(timeoutStr)
 	if err != nil || timeout < time.Millisecond || timeout > maxPermissionTimeout {
 		// Cards carry the timeout in whole milliseconds (timeoutMs); one
 		// that never ends in practice (1000000h) is no fail-closed timer.
-		fmt.Fprintf(os.Stderr, "%s: %s%q: want a duration from 1ms to 24h, such as 120s (permission-timeout)\n", cmd, source("permission-timeout", "HOSTCORE_PERMISSION_TIMEOUT"), timeoutStr)
+		fmt.Fprintf(os.Stderr, "%s: %s%q: want a duration from 1ms to 24h, such as 120s (permission-timeout)\n", cmd, givenValue(fs, "permission-timeout", "HOSTCORE_PERMISSION_TIMEOUT"), timeoutStr)
 		return 0, nil, nil, false
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %s%q: want debug, info, warn or error (log-level)\n", cmd, source("log-level", "HOSTCORE_LOG_LEVEL"), logLevel)
+		fmt.Fprintf(os.Stderr, "%s: %s%q: want debug, info, warn or error (log-level)\n", cmd, givenValue(fs, "log-level", "HOSTCORE_LOG_LEVEL"), logLevel)
 		return 0, nil, nil, false
 	}
 	// Logs never wait for the reader of stderr (rpc.LogWriter).

@@ -523,12 +523,7 @@ func (f *Frontend) elicit(ctx context.Context, ss *sdk.ServerSession, c *cardInf
 // CallWithin implements handlers.Client: Call, with the reply due
 // within d.
 func (f *Frontend) CallWithin(ctx context.Context, d time.Duration, method string, params, result any) error {
-	if d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	return f.Call(ctx, method, params, result)
+	return handlers.CallWithTimeout(ctx, d, func(ctx context.Context) error { return f.Call(ctx, method, params, result) })
 }
 
 // Notify implements handlers.Client.
