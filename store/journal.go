@@ -223,11 +223,8 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 }
 
 // gone says whether the journal's file no longer has the name a start
-// reads: unlinked (replaced) under us. One fstat per append.
-func (j *journal) gone() bool {
-	var st syscall.Stat_t
-	return syscall.Fstat(j.fdn, &st) == nil && st.Nlink == 0
-}
+// reads: unlinked (replaced) under us. One statx per append.
+func (j *journal) gone() bool { return unlinked(j.fdn) }
 
 // renamed says whether the journal's name now leads to another file (or
 // none): moved away under us. Checked at every flush.
