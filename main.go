@@ -155,9 +155,7 @@ func run(args []string) int {
 	}
 	out, restore := rpc.PollableOutput(os.Stdout)
 	defer restore()
-	in, restoreIn := rpc.PollableInput(os.Stdin)
-	defer restoreIn()
-	srv := rpc.NewServer(rpc.SpinningInput(in, spin), out, log)
+	srv := rpc.NewServer(rpc.SpinningInput(os.Stdin, spin), out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stopping, MutationSlots: *slots,
 		WarmReaper: *warm, Quiet: srv.Quiet, Room: srv.Room,

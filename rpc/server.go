@@ -227,16 +227,6 @@ func PollableOutput(f *os.File) (out *os.File, restore func()) {
 	return pollable(f, unix.O_WRONLY)
 }
 
-// PollableInput is PollableOutput for stdin. A read that blocks in the
-// kernel holds its thread: the runtime's monitor takes the thread's
-// processor away after 20 µs and gives it back when the read returns, on
-// every request a client sends after waiting for the last answer. Parked
-// on the poller instead, the read goroutine is woken like any other
-// (about 12% off a small Read's round trip on the benchmark VM).
-func PollableInput(f *os.File) (in *os.File, restore func()) {
-	return pollable(f, unix.O_RDONLY)
-}
-
 func pollable(f *os.File, mode int) (*os.File, func()) {
 	none := func() {}
 	fd := fileFd(f)

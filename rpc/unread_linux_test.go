@@ -58,9 +58,9 @@ func TestPollableLeavesTheSocketAsItFoundIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		unix.SetNonblock(fds[0], was)
-		f := os.NewFile(uintptr(fds[0]), "stdin")
-		in, restore := PollableInput(f)
-		if in == f {
+		f := os.NewFile(uintptr(fds[0]), "stdout")
+		out, restore := PollableOutput(f)
+		if out == f {
 			t.Fatalf("non-blocking %v: not made pollable", was)
 		}
 		restore()
@@ -68,7 +68,7 @@ func TestPollableLeavesTheSocketAsItFoundIt(t *testing.T) {
 		if got := fl&unix.O_NONBLOCK != 0; got != was {
 			t.Errorf("non-blocking before: %v, after hostcore: %v", was, got)
 		}
-		in.Close()
+		out.Close()
 		f.Close()
 		unix.Close(fds[1])
 	}
