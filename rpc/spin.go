@@ -1,9 +1,11 @@
 package rpc
 
 import (
+	"errors"
 	"io"
 	"os"
 	"runtime"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,16 +27,24 @@ import (
 // turns the spin off there.
 const InputSpin = 100 * time.Microsecond
 
-// SpinningInput returns a reader of f whose reads may first poll f for up
-// to spin, then read as f does. With spin 0, or one CPU to run on (the
-// poll would take it from the client that is to write), f itself is
-// returned.
+// SpinningInput returns the reader of f that hostcore reads requests
+// from. Its reads may first poll f for up to spin (with spin 0, or one
+// CPU to run on, they never do: the poll would take the CPU from the
+// client that is to write), then read as f does. f is read with a plain
+// read(2) when it is blocking, as stdin comes; a read that fails with
+// EAGAIN (another holder of the same open file description, a parent
+// that kept its copy of a pipe or a socket, made it non-blocking under
+// hostcore) waits in poll(2) for input and reads again, where f's own
+// Read would return the error and end the session.
 func SpinningInput(f *os.File, spin time.Duration) io.Reader {
 	fd := fileFd(f)
-	if fd < 0 || spin <= 0 || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+	if fd < 0 {
 		return f
 	}
-	return &spinningInput{f: f, fd: int32(fd), spin: spin}
+	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		spin = 0
+	}
+	return &spinningInput{f: f, fd: int32(fd), spin: max(spin, 0)}
 }
 
 type spinningInput struct {
@@ -47,12 +57,12 @@ type spinningInput struct {
 }
 
 // spins says whether the next read polls first.
-func (r *spinningInput) spins() bool { return r.lastWait <= 2*r.spin }
+func (r *spinningInput) spins() bool { return r.spin > 0 && r.lastWait <= 2*r.spin }
 
 func (r *spinningInput) Read(p []byte) (int, error) {
 	start := time.Now()
+	pfd := []unix.PollFd{{Fd: r.fd, Events: unix.POLLIN}}
 	if r.spins() {
-		pfd := []unix.PollFd{{Fd: r.fd, Events: unix.POLLIN}}
 		for {
 			// Ready, at its end, or an error other than EINTR: the read
 			// says which.
@@ -65,6 +75,12 @@ func (r *spinningInput) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := r.f.Read(p)
+	for n == 0 && errors.Is(err, syscall.EAGAIN) {
+		if _, perr := unix.Poll(pfd, -1); perr != nil && perr != unix.EINTR {
+			break
+		}
+		n, err = r.f.Read(p)
+	}
 	r.lastWait = time.Since(start)
 	return n, err
 }

@@ -103,7 +103,7 @@ func TestSpinningInputSpinsOnlyWhileRequestsComeBackToBack(t *testing.T) {
 }
 
 // With one CPU the poll would take it from the client that is to write,
-// and --input-spin 0 turns it off: the file is read as it is.
+// and --input-spin 0 turns it off: reads never spin.
 func TestSpinningInputNotWithOneCPU(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -112,11 +112,11 @@ func TestSpinningInputNotWithOneCPU(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	if in := SpinningInput(r, InputSpin); in != io.Reader(r) {
-		t.Fatalf("wrapped with GOMAXPROCS=1: %T", in)
+	if in := SpinningInput(r, InputSpin).(*spinningInput); in.spins() {
+		t.Fatal("spins with GOMAXPROCS=1")
 	}
 	runtime.GOMAXPROCS(2)
-	if in := SpinningInput(r, 0); in != io.Reader(r) {
-		t.Fatalf("wrapped with --input-spin 0: %T", in)
+	if in := SpinningInput(r, 0).(*spinningInput); in.spins() {
+		t.Fatal("spins with --input-spin 0")
 	}
 }

@@ -432,6 +432,11 @@ func (s *lineStream) ReadObject(v any) error {
 			continue
 		}
 		if err != nil {
+			if err != io.EOF {
+				// A terminal hung up (EIO), a descriptor closed under
+				// hostcore: nothing more can be read, as at EOF.
+				s.log.Warn("reading stdin failed; ending as at end of input", "err", err)
+			}
 			if s.atEOF != nil {
 				s.atEOF()
 			}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A parent that keeps its own copy of hostcore's stdin (one open file
+// description: a shell's `( hostcore ) < fifo`, a launcher that also
+// reads its inherited stdin) and makes it non-blocking while hostcore
+// runs (libuv does, for its own stdio) does not end the session: read
+// through a plain blocking read, stdin then answered EAGAIN, which hostcore
+// took for the end of its input and exited, without a word, leaving every
+// later request unanswered. Each request is still answered, with and
+// without the spin.
+func TestStdinMadeNonBlockingByAnotherHolder(t *testing.T) {
+	bin := buildBinary(t)
+	for _, spin := range []string{"100us", "0"} {
+		t.Run("spin "+spin, func(t *testing.T) {
+			ws, data := newWorkspace(t)
+			os.WriteFile(ws+"/a.txt", []byte("hello\n"), 0o644)
+			var fds [2]int
+			if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+				t.Fatal(err)
+			}
+			parentCopy := os.NewFile(uintptr(fds[0]), "stdin") // blocking, as a pipe comes
+			defer parentCopy.Close()
+			w := os.NewFile(uintptr(fds[1]), "client")
+			cmd := exec.Command(bin, "--data-dir", data, "--input-spin", spin)
+			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+			cmd.Stdin = parentCopy
+			h := startCmd(t, cmd)
+			h.stdin = w
+			c := rpcClient{t, h}
+			c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+			read := func(id int) {
+				t.Helper()
+				if r := c.call(id, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": fmt.Sprint("r", id), "toolName": "Read", "args": map[string]any{"path": "a.txt"}}); r["ok"] != true {
+					t.Fatalf("Read %d: %v", id, r)
+				}
+			}
+			read(2)
+			if err := unix.SetNonblock(fds[0], true); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond) // hostcore waits for its next line with the flag set
+			for id := 3; id < 8; id++ {
+				read(id)
+				time.Sleep(20 * time.Millisecond)
+			}
+			h.terminate(t)
+		})
+	}
+}
