@@ -429,21 +429,3 @@ func TestJournalNotEmptiedIntoADeletedDatabase(t *testing.T) {
 		})
 	}
 }
-
-// unlinked tells a file that still has its name from one removed.
-func TestUnlinked(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fd := int(f.Fd())
-	if unlinked(fd) {
-		t.Fatal("a file with its name was called unlinked")
-	}
-	os.Remove(path)
-	if !unlinked(fd) {
-		t.Fatal("a removed file was not called unlinked")
-	}
-}
