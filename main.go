@@ -419,7 +419,10 @@ func runMCP(args []string) int {
 		log.Warn("start-up sweep", "err", err)
 	}
 	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version}
-	in, out := rpc.MessageLines(os.Stdin, os.Stdout, log, front.Hooks())
+	// No spin here: the SDK hands each request to a goroutine of its own,
+	// so the read goroutine is never the one to answer. SpinningInput
+	// still waits out an EAGAIN (see rpc.SpinningInput).
+	in, out := rpc.MessageLines(rpc.SpinningInput(os.Stdin, 0), os.Stdout, log, front.Hooks())
 	if err := front.Serve(ctx, h, opts, &sdkmcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}); err != nil {
 		log.Error("mcp", "err", err)
 		return 1

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,37 @@ func TestStdinMadeNonBlockingByAnotherHolder(t *testing.T) {
 			}
 			h.terminate(t)
 		})
+	}
+}
+
+// The same in MCP mode, whose stdin the SDK reads: the session goes on.
+func TestMCPStdinMadeNonBlockingByAnotherHolder(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	os.WriteFile(ws+"/a.txt", []byte("alpha\n"), 0o644)
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	parentCopy := os.NewFile(uintptr(fds[0]), "stdin")
+	defer parentCopy.Close()
+	cmd := exec.Command(bin, "mcp", "--workspace", ws, "--data-dir", data, "--permission-mode", "auto")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd.Stdin = parentCopy
+	h := startCmd(t, cmd)
+	h.stdin = os.NewFile(uintptr(fds[1]), "client")
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}`)
+	h.next(t, `{"id":1}`)
+	h.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	for id := 2; id < 5; id++ {
+		h.send(t, mcpCall(id, "Read", map[string]any{"path": "a.txt"}))
+		if got := h.next(t, fmt.Sprintf(`{"id":%d}`, id)); !strings.Contains(got, "alpha") {
+			t.Fatalf("Read %d: %s", id, got)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

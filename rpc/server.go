@@ -224,10 +224,6 @@ const writeDrain = time.Second
 //
 // When none of this can be done, f is returned and writes block as before.
 func PollableOutput(f *os.File) (out *os.File, restore func()) {
-	return pollable(f, unix.O_WRONLY)
-}
-
-func pollable(f *os.File, mode int) (*os.File, func()) {
 	none := func() {}
 	fd := fileFd(f)
 	var st unix.Stat_t
@@ -236,7 +232,7 @@ func pollable(f *os.File, mode int) (*os.File, func()) {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFIFO:
-		nfd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), mode|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		nfd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return f, none
 		}

@@ -76,10 +76,19 @@ func (r *spinningInput) Read(p []byte) (int, error) {
 	}
 	n, err := r.f.Read(p)
 	for n == 0 && errors.Is(err, syscall.EAGAIN) {
-		if _, perr := unix.Poll(pfd, -1); perr != nil && perr != unix.EINTR {
+		ready, perr := unix.Poll(pfd, -1)
+		if perr == unix.EINTR {
+			continue
+		}
+		if perr != nil {
+			err = perr
 			break
 		}
-		n, err = r.f.Read(p)
+		if n, err = r.f.Read(p); ready > 0 && n == 0 && errors.Is(err, syscall.EAGAIN) {
+			// Said ready, yet nothing to read: a file without poll
+			// support (FUSE, CUSE) is always "ready". Not a busy loop.
+			time.Sleep(time.Millisecond)
+		}
 	}
 	r.lastWait = time.Since(start)
 	return n, err

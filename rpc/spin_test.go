@@ -30,6 +30,9 @@ func spinningPipe(t *testing.T) (*spinningInput, *os.File) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	// Blocking, read with read(2), as stdin comes to hostcore (os.Pipe's
+	// own read end is non-blocking, read through Go's poller).
+	r.Fd()
 	in, ok := SpinningInput(r, InputSpin).(*spinningInput)
 	if !ok {
 		t.Fatal("a pipe was not wrapped")

@@ -432,11 +432,6 @@ func (s *lineStream) ReadObject(v any) error {
 			continue
 		}
 		if err != nil {
-			if err != io.EOF {
-				// A terminal hung up (EIO), a descriptor closed under
-				// hostcore: nothing more can be read, as at EOF.
-				s.log.Warn("reading stdin failed; ending as at end of input", "err", err)
-			}
 			if s.atEOF != nil {
 				s.atEOF()
 			}
@@ -524,6 +519,12 @@ func (s *lineStream) nextLine() ([]byte, error) {
 	line, err := s.readLine()
 	if err == nil && len(line) > MaxLine {
 		return nil, errLineTooLong
+	}
+	if err != nil && err != errLineTooLong && err != io.EOF {
+		// A terminal hung up (EIO), a descriptor closed under hostcore:
+		// nothing more can be read, as at EOF.
+		s.log.Warn("reading stdin failed; ending as at end of input", "err", err)
+		err = io.EOF
 	}
 	return line, err
 }
