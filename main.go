@@ -155,7 +155,7 @@ func run(args []string) int {
 	}
 	out, restore := rpc.PollableOutput(os.Stdout)
 	defer restore()
-	srv := rpc.NewServer(rpc.SpinningInput(os.Stdin, spin), out, log)
+	srv := rpc.NewServer(rpc.Input(os.Stdin, spin), out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stopping, MutationSlots: *slots,
 		WarmReaper: *warm, Quiet: srv.Quiet, Room: srv.Room,
@@ -420,9 +420,8 @@ func runMCP(args []string) int {
 	}
 	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version}
 	// No spin here: the SDK hands each request to a goroutine of its own,
-	// so the read goroutine is never the one to answer. SpinningInput
-	// still waits out an EAGAIN (see rpc.SpinningInput).
-	in, out := rpc.MessageLines(rpc.SpinningInput(os.Stdin, 0), os.Stdout, log, front.Hooks())
+	// so the read goroutine is never the one to answer.
+	in, out := rpc.MessageLines(rpc.Input(os.Stdin, 0), os.Stdout, log, front.Hooks())
 	if err := front.Serve(ctx, h, opts, &sdkmcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}); err != nil {
 		log.Error("mcp", "err", err)
 		return 1

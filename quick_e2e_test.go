@@ -209,7 +209,7 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// After a run of back-to-back requests, the spin on stdin (rpc.SpinningInput)
+// After a run of back-to-back requests, the spin on stdin (rpc.Input)
 // stops: a hostcore left idle uses next to no CPU while it waits for the
 // next line, and answers it.
 func TestIdleAfterBackToBackRequestsUsesNoCPU(t *testing.T) {

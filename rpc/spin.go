@@ -27,16 +27,16 @@ import (
 // turns the spin off there.
 const InputSpin = 100 * time.Microsecond
 
-// SpinningInput returns the reader of f that hostcore reads requests
-// from. Its reads may first poll f for up to spin (with spin 0, or one
-// CPU to run on, they never do: the poll would take the CPU from the
-// client that is to write), then read as f does. f is read with a plain
-// read(2) when it is blocking, as stdin comes; a read that fails with
-// EAGAIN (another holder of the same open file description, a parent
-// that kept its copy of a pipe or a socket, made it non-blocking under
-// hostcore) waits in poll(2) for input and reads again, where f's own
-// Read would return the error and end the session.
-func SpinningInput(f *os.File, spin time.Duration) io.Reader {
+// Input returns the reader hostcore reads its requests from, stdin in
+// both modes. f is read with a plain read(2) when it is blocking, as
+// stdin comes. A read that fails with EAGAIN (another holder of the same
+// open file description, a parent that kept its copy of a pipe or a
+// socket, made it non-blocking under hostcore) waits in poll(2) for input
+// and reads again, where f's own Read would return the error and end the
+// session. While requests come back to back a read may first poll f for
+// up to spin (never with spin 0, or with one CPU to run on: the poll
+// would take the CPU from the client that is to write).
+func Input(f *os.File, spin time.Duration) io.Reader {
 	fd := fileFd(f)
 	if fd < 0 {
 		return f
@@ -44,10 +44,10 @@ func SpinningInput(f *os.File, spin time.Duration) io.Reader {
 	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
 		spin = 0
 	}
-	return &spinningInput{f: f, fd: int32(fd), spin: max(spin, 0)}
+	return &inputReader{f: f, fd: int32(fd), spin: max(spin, 0)}
 }
 
-type spinningInput struct {
+type inputReader struct {
 	f    *os.File
 	fd   int32
 	spin time.Duration
@@ -57,9 +57,9 @@ type spinningInput struct {
 }
 
 // spins says whether the next read polls first.
-func (r *spinningInput) spins() bool { return r.spin > 0 && r.lastWait <= 2*r.spin }
+func (r *inputReader) spins() bool { return r.spin > 0 && r.lastWait <= 2*r.spin }
 
-func (r *spinningInput) Read(p []byte) (int, error) {
+func (r *inputReader) Read(p []byte) (int, error) {
 	start := time.Now()
 	pfd := []unix.PollFd{{Fd: r.fd, Events: unix.POLLIN}}
 	if r.spins() {

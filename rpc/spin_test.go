@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -18,32 +19,43 @@ func threadCPU(t *testing.T) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// spinningPipe is a pipe whose read end is wrapped by SpinningInput, and
-// its write end; the test is skipped where SpinningInput would not spin.
-func spinningPipe(t *testing.T) (*spinningInput, *os.File) {
+// blockingPipe is a pipe as stdin comes to hostcore: blocking, and an
+// *os.File Go does not poll, so its reads are plain read(2) (os.Pipe's
+// are non-blocking, through Go's poller, which would wait out an EAGAIN
+// itself); with the read end's descriptor.
+func blockingPipe(t *testing.T) (r, w *os.File, rfd int) {
 	t.Helper()
-	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("SpinningInput does not spin with one CPU")
+	var fds [2]int
+	syscall.ForkLock.RLock() // as os.Pipe: no child started meanwhile inherits them
+	err := syscall.Pipe(fds[:])
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
 	}
-	r, w, err := os.Pipe()
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.Close() })
-	// Blocking, read with read(2), as stdin comes to hostcore (os.Pipe's
-	// own read end is non-blocking, read through Go's poller).
-	r.Fd()
-	in, ok := SpinningInput(r, InputSpin).(*spinningInput)
-	if !ok {
-		t.Fatal("a pipe was not wrapped")
+	r, w = os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "client")
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w, fds[0]
+}
+
+// spinningPipe is a blocking pipe whose read end is wrapped by Input, and
+// its write end; the test is skipped where Input would not spin.
+func spinningPipe(t *testing.T) (*inputReader, *os.File) {
+	t.Helper()
+	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("Input does not spin with one CPU")
 	}
-	return in, w
+	r, w, _ := blockingPipe(t)
+	return Input(r, InputSpin).(*inputReader), w
 }
 
 // A read of the spinning input returns what was written, whether it came
 // during the spin or long after (the spin is bounded: a read that waits
 // 300 ms sleeps through nearly all of it), and returns EOF at the end.
-func TestSpinningInputReadsAndSleeps(t *testing.T) {
+func TestInputReadsAndSleeps(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("per-thread CPU time is read the Linux way")
 	}
@@ -79,7 +91,7 @@ func TestSpinningInputReadsAndSleeps(t *testing.T) {
 // The spin adapts: after a read whose data came long after it began (a
 // client that paused), the next read does not spin; after one whose data
 // came at once, it does again.
-func TestSpinningInputSpinsOnlyWhileRequestsComeBackToBack(t *testing.T) {
+func TestInputSpinsOnlyWhileRequestsComeBackToBack(t *testing.T) {
 	in, w := spinningPipe(t)
 	defer w.Close()
 	buf := make([]byte, 64)
@@ -107,19 +119,55 @@ func TestSpinningInputSpinsOnlyWhileRequestsComeBackToBack(t *testing.T) {
 
 // With one CPU the poll would take it from the client that is to write,
 // and --input-spin 0 turns it off: reads never spin.
-func TestSpinningInputNotWithOneCPU(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+func TestInputNotWithOneCPU(t *testing.T) {
+	r, _, _ := blockingPipe(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	if in := SpinningInput(r, InputSpin).(*spinningInput); in.spins() {
+	if in := Input(r, InputSpin).(*inputReader); in.spins() {
 		t.Fatal("spins with GOMAXPROCS=1")
 	}
 	runtime.GOMAXPROCS(2)
-	if in := SpinningInput(r, 0).(*spinningInput); in.spins() {
+	if in := Input(r, 0).(*inputReader); in.spins() {
 		t.Fatal("spins with --input-spin 0")
+	}
+}
+
+// A blocking stdin made non-blocking by another holder of its open file
+// description (a parent that kept its copy) makes a read fail with EAGAIN
+// while no line waits: the read waits for one instead, spinning or not,
+// asleep in poll (a read that waits 200 ms uses next to no CPU).
+func TestInputWaitsOutEAGAIN(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("per-thread CPU time is read the Linux way")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, spin := range []time.Duration{InputSpin, 0} {
+		r, w, rfd := blockingPipe(t)
+		in := Input(r, spin).(*inputReader)
+		syscall.SetNonblock(rfd, true)
+		if n, err := r.Read(make([]byte, 1)); n != 0 || !errors.Is(err, syscall.EAGAIN) {
+			t.Fatalf("the pipe's own read: %d, %v; want EAGAIN", n, err)
+		}
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			w.Write([]byte("line\n"))
+		}()
+		buf := make([]byte, 64)
+		cpu := threadCPU(t)
+		n, err := in.Read(buf)
+		used := threadCPU(t) - cpu
+		if err != nil || string(buf[:n]) != "line\n" {
+			t.Errorf("spin %v: read %q, %v", spin, buf[:n], err)
+		}
+		if in.lastWait < 150*time.Millisecond {
+			t.Errorf("spin %v: the read returned after %v, before the line was written", spin, in.lastWait)
+		}
+		if used > 50*time.Millisecond {
+			t.Errorf("spin %v: a read that waited %v used %v of CPU: not asleep", spin, in.lastWait, used)
+		}
+		w.Close()
+		if n, err := in.Read(buf); n != 0 || err != io.EOF {
+			t.Errorf("spin %v: at the end: %d, %v", spin, n, err)
+		}
 	}
 }

@@ -226,6 +226,12 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 // reads: unlinked (replaced) under us. One statx per append.
 func (j *journal) gone() bool { return unlinked(j.fdn) }
 
+// fstatUnlinked is unlinked by fstat: where statx is not to be had.
+func fstatUnlinked(fd int) bool {
+	var st syscall.Stat_t
+	return syscall.Fstat(fd, &st) == nil && st.Nlink == 0
+}
+
 // renamed says whether the journal's name now leads to another file (or
 // none): moved away under us. Checked at every flush.
 func (j *journal) renamed() bool {
