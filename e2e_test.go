@@ -146,8 +146,11 @@ func TestClientVanishingWhileIdleEndsHostcore(t *testing.T) {
 	}
 }
 
+// SIGHUP (a closed terminal, a parent hanging up) stops hostcore as
+// SIGTERM does; before, it killed hostcore on the spot, without answers
+// or a clean close of the database.
 func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			bin := buildBinary(t)
 			ws, data := newWorkspace(t)
@@ -182,6 +185,23 @@ func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
 			rpcClient{t, h2}.call(1, "session.get", map[string]any{"sessionId": "s"})
 		})
 	}
+}
+
+// Started with SIGHUP ignored (`nohup hostcore`), hostcore keeps ignoring
+// it: the hang-up leaves the session answering.
+func TestSIGHUPIgnoredAtStartStaysIgnored(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	// `trap '' HUP` sets SIGHUP to ignored, and exec keeps it so.
+	h := startHost(t, "/bin/sh", "-c", `trap '' HUP; exec "$0" "$@"`, bin, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws})
+	h.cmd.Process.Signal(syscall.SIGHUP)
+	time.Sleep(200 * time.Millisecond)
+	if r := c.call(2, "session.get", map[string]any{"sessionId": "s"}); r["sessionId"] != "s" {
+		t.Fatalf("session.get after SIGHUP: %v", r)
+	}
+	h.terminate(t)
 }
 
 func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {

@@ -134,7 +134,7 @@ func run(args []string) int {
 	defer cancelCause(nil)
 	stopping := func() { cancelCause(rpc.Stopping("hostcore is shutting down")) }
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, stopSignals()...)
 	go func() {
 		select {
 		case sig := <-sigs:
@@ -394,7 +394,7 @@ func runMCP(args []string) int {
 	}
 	defer closeStore(st, log)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	// As in the native mode: orphans of a reaper its command killed come
 	// to hostcore to be killed, and a client that closed its end of stdout
@@ -428,4 +428,17 @@ func runMCP(args []string) int {
 	}
 	log.Info("hostcore mcp exiting")
 	return 0
+}
+
+// stopSignals are the signals that stop hostcore in order (every call
+// cancelled and answered, the database closed, exit 0): SIGTERM, SIGINT,
+// and SIGHUP (a closed terminal, a parent hanging up), unless hostcore was
+// started with SIGHUP ignored (`nohup hostcore`), which it then keeps
+// ignoring.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,23 +78,35 @@ func TestMCPNoErrorCodeZero(t *testing.T) {
 
 // SIGTERM cancels a running command at once, and hostcore exits 0 with
 // the call audited as aborted; before, the SDK waited for the command to
-// end by itself (up to its 300 s timeout).
+// end by itself (up to its 300 s timeout). SIGHUP does the same (before,
+// it killed hostcore on the spot, with no audit row).
 func TestMCPSIGTERMCancelsRunningCalls(t *testing.T) {
-	h, ws, data := mcpWire(t)
-	m := fmt.Sprint(700000 + time.Now().UnixNano()%100000)
-	h.send(t, mcpCall(2, "Bash", map[string]any{"command": "sleep " + m}))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(withMarker(m)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	h.terminate(t)
-	if left := withMarker(m); len(left) > 0 {
-		exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
-		t.Fatalf("the command survived: %v", left)
-	}
-	rows := auditOf(t, ws, data)
-	if len(rows) != 1 || rows[0].ErrorCode != "TOOL_ABORTED" {
-		t.Fatalf("audit: %+v", rows)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			h, ws, data := mcpWire(t)
+			m := fmt.Sprint(700000 + time.Now().UnixNano()%100000)
+			h.send(t, mcpCall(2, "Bash", map[string]any{"command": "sleep " + m}))
+			deadline := time.Now().Add(10 * time.Second)
+			for len(withMarker(m)) == 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			start := time.Now()
+			h.cmd.Process.Signal(sig)
+			if code := h.wait(t); code != 0 {
+				t.Fatalf("exit %d after %v", code, sig)
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Fatalf("exit took %v after %v, want < 3s", took, sig)
+			}
+			if left := withMarker(m); len(left) > 0 {
+				exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
+				t.Fatalf("the command survived: %v", left)
+			}
+			rows := auditOf(t, ws, data)
+			if len(rows) != 1 || rows[0].ErrorCode != "TOOL_ABORTED" {
+				t.Fatalf("audit: %+v", rows)
+			}
+		})
 	}
 }
 
