@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // A client that never reads hostcore's stderr (Node's spawn gives it a
@@ -155,5 +158,46 @@ func TestMCPStdinMadeNonBlockingByAnotherHolder(t *testing.T) {
 			t.Fatalf("Read %d: %s", id, got)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// At a terminal, a last line typed without a newline is ended as cat ends
+// it: Ctrl-D sends the line, a second Ctrl-D ends the input, and hostcore
+// answers and exits. Before, a terminal's end of input held for one read
+// only, and hostcore read on until a third Ctrl-D.
+func TestTerminalStdinEndsAtItsFirstEndOfInput(t *testing.T) {
+	bin := buildBinary(t)
+	_, data := newWorkspace(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
+	cmd.Stdin = tty
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	go io.Copy(io.Discard, ptmx) // the terminal's echo
+	ptmx.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\x04"))
+	time.Sleep(200 * time.Millisecond) // two reads: the line, then its end
+	ptmx.Write([]byte("\x04"))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("hostcore still reading after two Ctrl-Ds; it wrote %q", out.String())
+	}
+	if !strings.Contains(out.String(), `"id":1,"result"`) {
+		t.Fatalf("the last line was not answered: %q", out.String())
 	}
 }

@@ -31,6 +31,10 @@ const MaxLine = 16 << 20
 // Conn only ever sees well-formed requests and responses.
 type lineStream struct {
 	r *bufio.Reader
+	// ended is set once a read found the end of input (or failed): a
+	// terminal's end (Ctrl-D) holds for the next read only, so without it
+	// hostcore would read on after the last line (cat stops there).
+	ended bool
 
 	// Every line is written whole by one Write, under wmu: lines are
 	// answered as soon as they are ready, so a buffer would only copy.
@@ -488,6 +492,9 @@ func (s *lineStream) readLine() ([]byte, error) {
 				return nil, errLineTooLong
 			}
 			if len(buf) > 0 && err == io.EOF {
+				// The last line, with no line ending: the next read
+				// answers EOF without reading again.
+				s.ended = true
 				return trimEOL(buf), nil
 			}
 			return nil, err
@@ -516,6 +523,9 @@ func grow(buf []byte, n int) []byte {
 // readLine's cap while reading leaves room for "\r\n"; the limit itself
 // is on the line without its ending (checked here, once it is known).
 func (s *lineStream) nextLine() ([]byte, error) {
+	if s.ended {
+		return nil, io.EOF
+	}
 	line, err := s.readLine()
 	if err == nil && len(line) > MaxLine {
 		return nil, errLineTooLong
@@ -525,6 +535,9 @@ func (s *lineStream) nextLine() ([]byte, error) {
 		// nothing more can be read, as at EOF.
 		s.log.Warn("reading stdin failed; ending as at end of input", "err", err)
 		err = io.EOF
+	}
+	if err == io.EOF {
+		s.ended = true
 	}
 	return line, err
 }

@@ -49,3 +49,54 @@ func TestLongLinesReadWhole(t *testing.T) {
 		t.Fatalf("after a long line: %q, %v", next, err)
 	}
 }
+
+// ttyReader reads like a terminal: each of its reads returns the next of
+// its pieces, and an empty piece is an end of input (Ctrl-D) that holds
+// for that read only.
+type ttyReader struct {
+	pieces []string
+	reads  int
+}
+
+func (r *ttyReader) Read(p []byte) (int, error) {
+	if r.reads == len(r.pieces) {
+		return 0, io.EOF
+	}
+	piece := r.pieces[r.reads]
+	r.reads++
+	if piece == "" {
+		return 0, io.EOF
+	}
+	return copy(p, piece), nil
+}
+
+// The first end of input ends the input, as for cat: a terminal's Ctrl-D
+// holds for one read only, and hostcore read on after it, so a person at
+// a terminal needed a third Ctrl-D to end a last line without a newline.
+func TestEndOfInputHolds(t *testing.T) {
+	for _, pieces := range [][]string{
+		{"first\n", "last", "", "more\n"}, // Ctrl-D twice after a line with no newline
+		{"first\n", "last\n", "", "more\n"},
+		{"first\n", "last\n", ""},
+	} {
+		r := &ttyReader{pieces: pieces}
+		s := newLineStream(r, io.Discard, slog.New(slog.DiscardHandler))
+		var got []string
+		for {
+			line, err := s.nextLine()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", pieces, err)
+			}
+			got = append(got, string(line))
+		}
+		if len(got) != 2 || got[0] != "first" || got[1] != "last" {
+			t.Fatalf("%q: lines %q", pieces, got)
+		}
+		if _, err := s.nextLine(); err != io.EOF || r.reads != 3 {
+			t.Fatalf("%q: after the end: %v, %d reads (want EOF after 3)", pieces, err, r.reads)
+		}
+	}
+}
