@@ -153,6 +153,7 @@ func TestClientVanishingWhileIdleEndsHostcore(t *testing.T) {
 func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
+			skipIfIgnored(t, sig)
 			skipIfHangUpIgnored(t, sig)
 			bin := buildBinary(t)
 			ws, data := newWorkspace(t)
@@ -200,21 +201,46 @@ func skipIfHangUpIgnored(t *testing.T, sig syscall.Signal) {
 	}
 }
 
-// Started with SIGHUP ignored (`nohup hostcore`), hostcore keeps ignoring
-// it: the hang-up leaves the session answering.
-func TestSIGHUPIgnoredAtStartStaysIgnored(t *testing.T) {
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	// `trap '' HUP` sets SIGHUP to ignored, and exec keeps it so.
-	h := startHost(t, "/bin/sh", "-c", `trap '' HUP; exec "$0" "$@"`, bin, "--data-dir", data)
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws})
-	h.cmd.Process.Signal(syscall.SIGHUP)
-	time.Sleep(200 * time.Millisecond)
-	if r := c.call(2, "session.get", map[string]any{"sessionId": "s"}); r["sessionId"] != "s" {
-		t.Fatalf("session.get after SIGHUP: %v", r)
+// skipIfIgnored skips a test of how hostcore takes sig when the tests
+// themselves run with sig ignored (under nohup, or as a script's
+// background job): hostcore inherits that and keeps ignoring it, as it
+// should.
+func skipIfIgnored(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if signal.Ignored(sig) {
+		t.Skipf("the tests run with %v ignored, which hostcore inherits", sig)
 	}
-	h.terminate(t)
+}
+
+// Started with SIGHUP or SIGINT ignored (`nohup hostcore`, `hostcore &`
+// in a script), hostcore keeps ignoring it: the session goes on answering
+// and no stop begins. (Registering the signal would have undone the
+// ignoring.)
+func TestSignalIgnoredAtStartStaysIgnored(t *testing.T) {
+	bin := buildBinary(t)
+	for _, c := range []struct {
+		sig  syscall.Signal
+		trap string
+	}{{syscall.SIGHUP, "HUP"}, {syscall.SIGINT, "INT"}} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			ws, data := newWorkspace(t)
+			// `trap '' SIG` sets it ignored, and exec keeps it so.
+			h := startHost(t, "/bin/sh", "-c", `trap '' `+c.trap+`; exec "$0" "$@"`, bin, "--data-dir", data)
+			cl := rpcClient{t, h}
+			cl.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws})
+			h.cmd.Process.Signal(c.sig)
+			time.Sleep(200 * time.Millisecond)
+			// A stopping hostcore refuses session methods: this one is
+			// answered only if no stop began.
+			if r := cl.call(2, "session.get", map[string]any{"sessionId": "s"}); r["sessionId"] != "s" {
+				t.Fatalf("session.get after %v: %v", c.sig, r)
+			}
+			if strings.Contains(h.stderr.String(), "shutting down") {
+				t.Fatalf("%v started a stop:\n%s", c.sig, h.stderr.String())
+			}
+			h.terminate(t)
+		})
+	}
 }
 
 func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {

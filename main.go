@@ -394,7 +394,13 @@ func runMCP(args []string) int {
 	}
 	defer closeStore(st, log)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	sigCtx, stopSignalling := signal.NotifyContext(context.Background(), stopSignals()...)
+	defer stopSignalling()
+	// The client vanishing and the shutdown method cancel ctx, never the
+	// signal context: stopping that one hands the signals back to their
+	// default, and a SIGHUP or SIGTERM during the wind-down (a tree being
+	// killed, audit rows being written) killed hostcore on the spot.
+	ctx, stop := context.WithCancel(sigCtx)
 	defer stop()
 	// As in the native mode: orphans of a reaper its command killed come
 	// to hostcore to be killed, and a client that closed its end of stdout
@@ -432,13 +438,17 @@ func runMCP(args []string) int {
 
 // stopSignals are the signals that stop hostcore in order (every call
 // cancelled and answered, the database closed, exit 0): SIGTERM, SIGINT,
-// and SIGHUP (a closed terminal, a parent hanging up), unless hostcore was
-// started with SIGHUP ignored (`nohup hostcore`), which it then keeps
-// ignoring.
+// and SIGHUP (a closed terminal, a parent hanging up). SIGINT and SIGHUP
+// stay ignored when hostcore was started with them ignored, as a shell
+// starts a background job (`hostcore &` in a script: the terminal's
+// Ctrl-C is not for it) and nohup starts its command; registering them
+// would undo that.
 func stopSignals() []os.Signal {
-	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			sigs = append(sigs, sig)
+		}
 	}
 	return sigs
 }

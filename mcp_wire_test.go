@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -199,5 +201,67 @@ func TestMCPCallsReadBeforeEOFAreAudited(t *testing.T) {
 		if tools["Write"] != 1 || tools["Bash"] != 1 {
 			t.Fatalf("round %d: audit rows by tool %v (want one Write, one Bash)", round, tools)
 		}
+	}
+}
+
+// A signal during the wind-down after the client vanished still stops
+// hostcore in order: the command's tree is killed, its call audited, exit
+// 0. Before, noticing the vanished client handed SIGTERM, SIGINT and
+// SIGHUP back to their default, and the signal killed hostcore on the spot
+// with the call unaudited (found by review).
+func TestMCPSignalAfterTheClientVanishedStillStopsInOrder(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			skipIfIgnored(t, sig)
+			bin := buildBinary(t)
+			ws, data := newWorkspace(t)
+			cmd := exec.Command(bin, "mcp", "--workspace", ws, "--data-dir", data, "--permission-mode", "auto", "--log-level", "debug")
+			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+			in, _ := cmd.StdinPipe()
+			outR, outW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout = outW
+			var stderr syncWriter
+			stderr.w = &bytes.Buffer{}
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			outW.Close()
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			out := bufio.NewReader(outR)
+			fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}`)
+			out.ReadString('\n')
+			fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			// The command ignores TERM: its kill takes the 1 s grace, the
+			// window the signal arrives in.
+			m := fmt.Sprint(710000 + time.Now().UnixNano()%100000)
+			fmt.Fprintln(in, mcpCall(2, "Bash", map[string]any{"command": "trap '' TERM; sleep " + m}))
+			for deadline := time.Now().Add(10 * time.Second); len(withMarker(m)) == 0 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			outR.Close()                       // the client vanishes
+			time.Sleep(400 * time.Millisecond) // noticed within 200 ms
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("exit after the client vanished and %v: %v\n%s", sig, err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("hostcore did not exit\n%s", stderr.String())
+			}
+			if left := withMarker(m); len(left) > 0 {
+				exec.Command("pkill", "-9", "-f", "sleep "+m).Run()
+				t.Fatalf("the command survived: %v", left)
+			}
+			if rows := auditOf(t, ws, data); len(rows) != 1 || rows[0].ErrorCode != "TOOL_ABORTED" {
+				t.Fatalf("audit: %+v", rows)
+			}
+		})
 	}
 }

@@ -488,13 +488,16 @@ func (s *lineStream) readLine() ([]byte, error) {
 		case err == bufio.ErrBufferFull:
 			continue
 		case err != nil:
+			if err == io.EOF {
+				// The next read answers EOF without reading again
+				// (nextLine), here too: the last line was too long, or
+				// had no line ending.
+				s.ended = true
+			}
 			if tooLong {
 				return nil, errLineTooLong
 			}
 			if len(buf) > 0 && err == io.EOF {
-				// The last line, with no line ending: the next read
-				// answers EOF without reading again.
-				s.ended = true
 				return trimEOL(buf), nil
 			}
 			return nil, err

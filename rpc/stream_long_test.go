@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 )
 
@@ -50,24 +51,30 @@ func TestLongLinesReadWhole(t *testing.T) {
 	}
 }
 
-// ttyReader reads like a terminal: each of its reads returns the next of
-// its pieces, and an empty piece is an end of input (Ctrl-D) that holds
-// for that read only.
+// ttyReader reads like a terminal: its reads return its pieces in turn (a
+// piece longer than a read in several), and an empty piece is an end of
+// input (Ctrl-D) that holds for that read only. reads counts the pieces
+// begun.
 type ttyReader struct {
 	pieces []string
 	reads  int
+	rest   string
 }
 
 func (r *ttyReader) Read(p []byte) (int, error) {
-	if r.reads == len(r.pieces) {
-		return 0, io.EOF
+	if r.rest == "" {
+		if r.reads == len(r.pieces) {
+			return 0, io.EOF
+		}
+		r.rest = r.pieces[r.reads]
+		r.reads++
+		if r.rest == "" {
+			return 0, io.EOF
+		}
 	}
-	piece := r.pieces[r.reads]
-	r.reads++
-	if piece == "" {
-		return 0, io.EOF
-	}
-	return copy(p, piece), nil
+	n := copy(p, r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
 }
 
 // The first end of input ends the input, as for cat: a terminal's Ctrl-D
@@ -78,6 +85,7 @@ func TestEndOfInputHolds(t *testing.T) {
 		{"first\n", "last", "", "more\n"}, // Ctrl-D twice after a line with no newline
 		{"first\n", "last\n", "", "more\n"},
 		{"first\n", "last\n", ""},
+		{"first\n", "last\n", strings.Repeat("x", MaxLine+10), "", "more\n"}, // a last line too long
 	} {
 		r := &ttyReader{pieces: pieces}
 		s := newLineStream(r, io.Discard, slog.New(slog.DiscardHandler))
@@ -87,16 +95,18 @@ func TestEndOfInputHolds(t *testing.T) {
 			if err == io.EOF {
 				break
 			}
-			if err != nil {
-				t.Fatalf("%q: %v", pieces, err)
+			if err == errLineTooLong {
+				line = []byte("(too long)")
+			} else if err != nil {
+				t.Fatalf("%.40q: %v", pieces, err)
 			}
 			got = append(got, string(line))
 		}
-		if len(got) != 2 || got[0] != "first" || got[1] != "last" {
-			t.Fatalf("%q: lines %q", pieces, got)
+		if len(got) < 2 || got[0] != "first" || got[1] != "last" || len(got) > 3 || len(got) == 3 && got[2] != "(too long)" {
+			t.Fatalf("%.40q: lines %.40q", pieces, got)
 		}
-		if _, err := s.nextLine(); err != io.EOF || r.reads != 3 {
-			t.Fatalf("%q: after the end: %v, %d reads (want EOF after 3)", pieces, err, r.reads)
+		if _, err := s.nextLine(); err != io.EOF || r.reads != len(got)+1 {
+			t.Fatalf("%.40q: after the end: %v, %d pieces read (want EOF after %d)", pieces, err, r.reads, len(got)+1)
 		}
 	}
 }
