@@ -154,7 +154,6 @@ func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			skipIfIgnored(t, sig)
-			skipIfHangUpIgnored(t, sig)
 			bin := buildBinary(t)
 			ws, data := newWorkspace(t)
 			h := startHost(t, bin, "--data-dir", data)
@@ -187,17 +186,6 @@ func TestSignalsCancelEverythingAndExitZeroFast(t *testing.T) {
 			h2 := startHost(t, bin, "--data-dir", data)
 			rpcClient{t, h2}.call(1, "session.get", map[string]any{"sessionId": "s"})
 		})
-	}
-}
-
-// skipIfHangUpIgnored skips a case that sends SIGHUP when the tests run
-// with it ignored (`nohup go test`): hostcore inherits that, and keeps
-// ignoring it as it should (TestSIGHUPIgnoredAtStartStaysIgnored), so the
-// case waited out its timeouts and failed.
-func skipIfHangUpIgnored(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if sig == syscall.SIGHUP && signal.Ignored(syscall.SIGHUP) {
-		t.Skip("SIGHUP is ignored in this test run (nohup), so in the hostcore it starts too")
 	}
 }
 
