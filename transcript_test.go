@@ -468,6 +468,11 @@ func waitCmd(t testing.TB, cmd *exec.Cmd, d time.Duration) int {
 		}
 		return 0
 	case <-time.After(d):
+		// Killed and waited for here: the test's cleanup waits for it
+		// too, and a second Wait alongside this goroutine's is a data
+		// race, which failed the test run a second time over.
+		cmd.Process.Kill()
+		<-errc
 		t.Fatalf("hostcore did not exit within %v", d)
 	}
 	return -1
