@@ -112,18 +112,22 @@ func (l *LogWriter) run() {
 			}
 			l.mu.Unlock()
 			<-l.wake
-			if wait := l.batch - time.Since(last); wait > 0 {
-				// Lines written meanwhile find the wake already sent,
-				// and go out with this one.
-				batch.Reset(wait)
-				select {
-				case <-batch.C:
-				case <-l.stop:
-					batch.Stop()
-				}
-			}
 			l.mu.Lock()
 		}
+		l.mu.Unlock()
+		// Lines within logBatch of the last write wait for the rest of
+		// it, those that came during that write too (they found the lock
+		// free as soon as it ended, and went out at once in a second
+		// write); lines written meanwhile go out with them.
+		if wait := l.batch - time.Since(last); wait > 0 {
+			batch.Reset(wait)
+			select {
+			case <-batch.C:
+			case <-l.stop:
+				batch.Stop()
+			}
+		}
+		l.mu.Lock()
 		out, l.buf = l.buf, out[:0]
 		dropped := l.dropped
 		l.dropped = 0

@@ -212,3 +212,39 @@ func TestLogWriterWritesALoneLineAtOnce(t *testing.T) {
 		t.Fatalf("Close did not write the held line: %q", all)
 	}
 }
+
+// gatedWriter records each write, and holds the first until open is
+// closed (a stderr reader that is slow for a moment).
+type gatedWriter struct {
+	countingWriter
+	entered chan struct{}
+	open    chan struct{}
+	first   sync.Once
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.first.Do(func() { close(g.entered); <-g.open })
+	return g.countingWriter.Write(p)
+}
+
+// Lines logged while a write is under way wait for the batch after it
+// like any other line within logBatch of a write; before, they found the
+// writer free as soon as that write ended and went out at once, a write
+// of their own (found by a helper: under load the batch count of
+// TestLogWriterBatchesLinesAndCloseWritesAtOnce came out one over).
+func TestLogWriterBatchesLinesLoggedDuringAWrite(t *testing.T) {
+	w := &gatedWriter{entered: make(chan struct{}), open: make(chan struct{})}
+	l := newLogWriter(w, time.Hour)
+	l.Write([]byte("first\n")) // after a quiet spell: written at once
+	<-w.entered
+	l.Write([]byte("second\n"))
+	close(w.open)
+	time.Sleep(100 * time.Millisecond)
+	if got := w.all(); len(got) != 1 {
+		t.Fatalf("writes before the batch: %q (want only the first line)", got)
+	}
+	l.Close(5 * time.Second) // writes what waits at once
+	if got := w.all(); len(got) != 2 || got[1] != "second\n" {
+		t.Fatalf("writes after Close: %q", got)
+	}
+}
