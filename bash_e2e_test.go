@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -182,6 +183,29 @@ func TestBashShellExitKillsBackgroundAtOnce(t *testing.T) {
 		t.Errorf("the call waited %v on children holding its pipes", took)
 	}
 	assertNoSurvivors(t, m, 0)
+	h.stdin.Close()
+	h.wait(t)
+}
+
+// Commands run as batch tasks, with what they start (Linux: policy 3 in
+// field 41 of /proc/PID/stat), and hostcore stays a normal task (0): see
+// process.forkBatch.
+func TestBashCommandsRunAsBatchTasks(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("SCHED_BATCH is Linux's")
+	}
+	if f := statFields(os.Getpid()); len(f) < 39 || f[38] != "0" {
+		t.Skip("the tests do not run as normal tasks here: nothing to compare with")
+	}
+	h, c := bashHost(t)
+	r := c.call(10, "tools.execute", bashParams("b", `set -- $(cat /proc/$$/stat); printf '%s ' "${41}"; sh -c 'set -- $(cat /proc/$$/stat); printf "%s" "${41}"'`, 60))
+	if r["ok"] != true || details(r)["stdout"] != "3 3" {
+		t.Fatalf("policies of the command and its child: %v", r)
+	}
+	if f := statFields(h.cmd.Process.Pid); len(f) < 39 || f[38] != "0" {
+		t.Fatalf("hostcore's policy: %v", f)
+	}
 	h.stdin.Close()
 	h.wait(t)
 }

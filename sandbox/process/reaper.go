@@ -175,14 +175,16 @@ func runReaper() int {
 	attr := &syscall.ProcAttr{Dir: spec.Dir, Env: spec.Env, Files: []uintptr{0, 1, 2}, Sys: sys}
 	cg := newCommandCgroup(runMarkOf(spec.Env))
 	cg.attach(sys)
-	pid, err := syscall.ForkExec(spec.Path, argv, attr)
+	// The command runs as a batch task (see forkBatch).
+	forkExec := func() (int, error) { return syscall.ForkExec(spec.Path, argv, attr) }
+	pid, err := forkBatch(forkExec)
 	if err != nil && cg != nil {
 		// clone3 into the cgroup refused (a kernel or a policy that
 		// does not allow it): the command runs without.
 		cg.detach(sys)
 		cg.remove()
 		cg = nil
-		pid, err = syscall.ForkExec(spec.Path, argv, attr)
+		pid, err = forkBatch(forkExec)
 	}
 	defer cg.remove()
 	if err != nil {
