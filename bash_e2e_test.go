@@ -187,10 +187,11 @@ func TestBashShellExitKillsBackgroundAtOnce(t *testing.T) {
 	h.wait(t)
 }
 
-// Commands run as batch tasks, with what they start (Linux: policy 3 in
-// field 41 of /proc/PID/stat), and hostcore stays a normal task (0): see
-// process.forkBatch.
-func TestBashCommandsRunAsBatchTasks(t *testing.T) {
+// Commands run as normal tasks, as in the user's terminal; with
+// --batch-commands (or HOSTCORE_BATCH_COMMANDS=1) as batch tasks, with
+// what they start (Linux: policy 3 in field 41 of /proc/PID/stat), in
+// the warm reaper's path too: see process.forkBatch.
+func TestBashBatchCommandsWhenAsked(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("SCHED_BATCH is Linux's")
@@ -198,16 +199,25 @@ func TestBashCommandsRunAsBatchTasks(t *testing.T) {
 	if f := statFields(os.Getpid()); len(f) < 39 || f[38] != "0" {
 		t.Skip("the tests do not run as normal tasks here: nothing to compare with")
 	}
-	h, c := bashHost(t)
-	r := c.call(10, "tools.execute", bashParams("b", `set -- $(cat /proc/$$/stat); printf '%s ' "${41}"; sh -c 'set -- $(cat /proc/$$/stat); printf "%s" "${41}"'`, 60))
-	if r["ok"] != true || details(r)["stdout"] != "3 3" {
-		t.Fatalf("policies of the command and its child: %v", r)
+	const policies = `set -- $(cat /proc/$$/stat); printf '%s ' "${41}"; sh -c 'set -- $(cat /proc/$$/stat); printf "%s" "${41}"'`
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "0 0"},
+		{[]string{"--batch-commands"}, "3 3"},
+		{[]string{"--batch-commands", "--warm-reaper"}, "3 3"},
+	} {
+		h, cl := bashHost(t, c.flags...)
+		for i := range 2 { // the second through the warm reaper, if any
+			r := cl.call(10+i, "tools.execute", bashParams(fmt.Sprint("b", i), policies, 60))
+			if r["ok"] != true || details(r)["stdout"] != c.want {
+				t.Fatalf("%v: policies of the command and its child: %v (want %q)", c.flags, r, c.want)
+			}
+		}
+		h.stdin.Close()
+		h.wait(t)
 	}
-	if f := statFields(h.cmd.Process.Pid); len(f) < 39 || f[38] != "0" {
-		t.Fatalf("hostcore's policy: %v", f)
-	}
-	h.stdin.Close()
-	h.wait(t)
 }
 
 // TestBashHostcoreSIGKILLedTakesItsCommands: the command tree dies with

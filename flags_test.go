@@ -22,6 +22,7 @@ func TestUnreadableFlagsAndVariablesExit2(t *testing.T) {
 		{env: []string{"HOSTCORE_MUTATION_SLOTS=-3"}, want: "HOSTCORE_MUTATION_SLOTS"},
 		{env: []string{"HOSTCORE_MUTATION_SLOTS=many"}, want: "HOSTCORE_MUTATION_SLOTS"},
 		{env: []string{"HOSTCORE_WARM_REAPER=yes"}, want: "HOSTCORE_WARM_REAPER"},
+		{env: []string{"HOSTCORE_BATCH_COMMANDS=yes"}, want: "HOSTCORE_BATCH_COMMANDS"},
 		{env: []string{"HOSTCORE_PERMISSION_TIMEOUT=1ns"}, want: "permission-timeout"},
 		{args: []string{"--permission-timeout", "500us"}, want: "permission-timeout"},
 		{args: []string{"--permission-timeout", "1000000h"}, want: "permission-timeout"},

@@ -66,6 +66,7 @@ func run(args []string) int {
 	slots := fs.Int("mutation-slots", envInt("HOSTCORE_MUTATION_SLOTS", "mutation-slots", 4), "Write/Edit bodies that may run at once across sessions")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
 	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
+	batch := fs.Bool("batch-commands", envBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
 	spinStr := fs.String("input-spin", envOr("HOSTCORE_INPUT_SPIN", rpc.InputSpin.String()), "how long a read of stdin polls before it sleeps while requests come back to back, 0 to 1ms (0: never)")
 	if code, ok := parseFlags(fs, args, "hostcore [flags]  (or: hostcore mcp --workspace DIR [flags])"); !ok {
 		return code
@@ -158,7 +159,7 @@ func run(args []string) int {
 	srv := rpc.NewServer(rpc.Input(os.Stdin, spin), out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stopping, MutationSlots: *slots,
-		WarmReaper: *warm, Quiet: srv.Quiet, Room: srv.Room,
+		WarmReaper: *warm, BatchCommands: *batch, Quiet: srv.Quiet, Room: srv.Room,
 	}, st, srv, log)
 	if err != nil {
 		log.Error("start-up", "err", err)
@@ -185,7 +186,7 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string) (code int, ok boo
 	fs.Usage = func() {
 		// The flags of this command that a HOSTCORE_<NAME> variable sets.
 		var named []string
-		for _, n := range []string{"data-dir", "permission-timeout", "log-level", "mutation-slots", "warm-reaper", "input-spin"} {
+		for _, n := range []string{"data-dir", "permission-timeout", "log-level", "mutation-slots", "warm-reaper", "batch-commands", "input-spin"} {
 			if fs.Lookup(n) != nil {
 				named = append(named, n)
 			}
@@ -353,6 +354,7 @@ func runMCP(args []string) int {
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission prompt waits before it is denied")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
 	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
+	batch := fs.Bool("batch-commands", envBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
 	if code, ok := parseFlags(fs, args, "hostcore mcp --workspace DIR [flags]"); !ok {
 		return code
 	}
@@ -415,7 +417,7 @@ func runMCP(args []string) int {
 	defer stopWatch()
 
 	front := mcp.New(log)
-	h, err := handlers.New(handlers.Config{DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stop, WarmReaper: *warm}, st, front, log)
+	h, err := handlers.New(handlers.Config{DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stop, WarmReaper: *warm, BatchCommands: *batch}, st, front, log)
 	if err != nil {
 		log.Error("start-up", "err", err)
 		return 1

@@ -136,6 +136,7 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 		Dir:       c.sess.WorkspaceRoot,
 		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY),
 		TTY:       a.TTY,
+		Batch:     c.s.cfg.BatchCommands,
 		Timeout:   time.Duration(a.Timeout) * time.Second,
 		Grace:     bashGrace,
 		HeadBytes: bashHeadBytes,

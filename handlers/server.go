@@ -62,6 +62,10 @@ type Config struct {
 	// child process between commands. Off by default, so that no process
 	// of hostcore's outlives a call.
 	WarmReaper bool
+	// BatchCommands runs Bash commands as batch tasks (process.Spec.Batch):
+	// off by default, so that a command runs as it would in the user's
+	// terminal.
+	BatchCommands bool
 	// Quiet, when set, says whether the connection has nothing under way
 	// (rpc.Server.Quiet), and Room how many bytes of answer can be written
 	// now without blocking (rpc.Server.Room); both are called only from

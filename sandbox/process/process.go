@@ -74,7 +74,11 @@ type Spec struct {
 	// TTY runs the command under a pseudo-terminal: stdin, stdout and stderr
 	// are the terminal, and the one merged stream is reported as "stdout"
 	// (with the terminal's \r\n line endings).
-	TTY     bool
+	TTY bool
+	// Batch runs the command, and everything it starts, as a batch task
+	// (Linux SCHED_BATCH; see forkBatch). Off: commands run as the user's
+	// shell runs them.
+	Batch   bool
 	Timeout time.Duration // 0 = none
 	Grace   time.Duration // time between TERM and KILL; 0 = DefaultGrace
 
@@ -159,7 +163,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err // nothing started
 	}
-	spec := reaperSpec{Path: path, Args: s.Args, Env: s.Env, Dir: s.Dir, TTY: s.TTY, Grace: s.Grace}
+	spec := reaperSpec{Path: path, Args: s.Args, Env: s.Env, Dir: s.Dir, TTY: s.TTY, Batch: s.Batch, Grace: s.Grace}
 	if spec.Env == nil {
 		spec.Env = os.Environ()
 	}

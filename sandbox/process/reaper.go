@@ -68,6 +68,7 @@ type reaperSpec struct {
 	Env   []string
 	Dir   string
 	TTY   bool // fd 0 is a terminal, to become the controlling one
+	Batch bool // run the command as a batch task (see forkBatch)
 	Grace time.Duration
 }
 
@@ -76,7 +77,7 @@ type reaperSpec struct {
 const maxSpec = 16 << 20
 
 func (sp reaperSpec) encode() ([]byte, error) {
-	b := fmt.Appendf(nil, "%d %t %d %d\n", int64(sp.Grace), sp.TTY, len(sp.Args), len(sp.Env))
+	b := fmt.Appendf(nil, "%d %t %t %d %d\n", int64(sp.Grace), sp.TTY, sp.Batch, len(sp.Args), len(sp.Env))
 	fields := append(append([]string{sp.Path, sp.Dir}, sp.Args...), sp.Env...)
 	for _, f := range fields {
 		if strings.IndexByte(f, 0) >= 0 {
@@ -98,7 +99,7 @@ func readSpec(r *bufio.Reader) (reaperSpec, error) {
 	}
 	var grace int64
 	var nArgs, nEnv int
-	if _, err := fmt.Sscanf(header, "%d %t %d %d\n", &grace, &sp.TTY, &nArgs, &nEnv); err != nil || nArgs < 0 || nEnv < 0 || nArgs > maxSpec || nEnv > maxSpec {
+	if _, err := fmt.Sscanf(header, "%d %t %t %d %d\n", &grace, &sp.TTY, &sp.Batch, &nArgs, &nEnv); err != nil || nArgs < 0 || nEnv < 0 || nArgs > maxSpec || nEnv > maxSpec {
 		return sp, fmt.Errorf("bad spec header %q", header)
 	}
 	sp.Grace = time.Duration(grace)
@@ -175,16 +176,20 @@ func runReaper() int {
 	attr := &syscall.ProcAttr{Dir: spec.Dir, Env: spec.Env, Files: []uintptr{0, 1, 2}, Sys: sys}
 	cg := newCommandCgroup(runMarkOf(spec.Env))
 	cg.attach(sys)
-	// The command runs as a batch task (see forkBatch).
-	forkExec := func() (int, error) { return syscall.ForkExec(spec.Path, argv, attr) }
-	pid, err := forkBatch(forkExec)
+	forkExec := func() (int, error) {
+		if spec.Batch {
+			return forkBatch(func() (int, error) { return syscall.ForkExec(spec.Path, argv, attr) })
+		}
+		return syscall.ForkExec(spec.Path, argv, attr)
+	}
+	pid, err := forkExec()
 	if err != nil && cg != nil {
 		// clone3 into the cgroup refused (a kernel or a policy that
 		// does not allow it): the command runs without.
 		cg.detach(sys)
 		cg.remove()
 		cg = nil
-		pid, err = forkBatch(forkExec)
+		pid, err = forkExec()
 	}
 	defer cg.remove()
 	if err != nil {
