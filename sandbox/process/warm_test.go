@@ -183,7 +183,7 @@ func TestWarmConcurrentRuns(t *testing.T) {
 // whatever the bytes (but NUL, which no argument can hold).
 func TestReaperSpecRoundTrip(t *testing.T) {
 	sp := reaperSpec{
-		Path: "/bin/sh", Dir: "/tmp/a b\n", TTY: true, Grace: 1500 * time.Millisecond,
+		Path: "/bin/sh", Dir: "/tmp/a b\n", TTY: true, Batch: true, Grace: 1500 * time.Millisecond,
 		Args: []string{"-c", "printf '\xff\xfe %s' \"$X\"\n", ""},
 		Env:  []string{"X=\x80\xc3 not utf-8", "EMPTY="},
 	}
@@ -195,7 +195,7 @@ func TestReaperSpecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Path != sp.Path || got.Dir != sp.Dir || got.TTY != sp.TTY || got.Grace != sp.Grace ||
+	if got.Path != sp.Path || got.Dir != sp.Dir || got.TTY != sp.TTY || got.Batch != sp.Batch || got.Grace != sp.Grace ||
 		strings.Join(got.Args, "|") != strings.Join(sp.Args, "|") || strings.Join(got.Env, "|") != strings.Join(sp.Env, "|") {
 		t.Errorf("got %+v, want %+v", got, sp)
 	}
@@ -206,7 +206,7 @@ func TestReaperSpecRoundTrip(t *testing.T) {
 	if _, err := Run(t.Context(), bash("echo \x00")); err == nil {
 		t.Error("Run accepted a command holding NUL")
 	}
-	for _, bad := range []string{"", "1 true 1\n", "1 true 5 0\n/bin/sh\x00\x00a\x00", "1 false 9223372036854775807 9223372036854775807\n", "1 false 99999999999999999999 0\n"} {
+	for _, bad := range []string{"", "1 true false 1\n", "1 true 5 0\n", "1 true false 5 0\n/bin/sh\x00\x00a\x00", "1 false false 9223372036854775807 9223372036854775807\n", "1 false false 99999999999999999999 0\n"} {
 		if _, err := readSpec(bufioReader(bad)); err == nil {
 			t.Errorf("readSpec(%q) accepted it", bad)
 		}
