@@ -125,6 +125,14 @@ func TestNoLeaksAfterSessionDeleteAndClose(t *testing.T) {
 		}
 	}()
 	c.call(1, "initialize", map[string]any{})
+	// jsonrpc2.NewConn starts its reader before its other goroutine, and
+	// the reader may answer initialize before that one has started: a
+	// loaded machine saw it start after the count below, and it was
+	// counted as left behind by the sessions. Notify waits until Run has
+	// the Conn, so until NewConn has returned.
+	if err := srv.Notify(context.Background(), "test.connected", nil); err != nil {
+		t.Fatal(err)
+	}
 	// Everything running now belongs to the connection, not to a session.
 	idle := goleak.IgnoreCurrent()
 
