@@ -218,18 +218,13 @@ func TestMCPSignalAfterTheClientVanishedStillStopsInOrder(t *testing.T) {
 			cmd := exec.Command(bin, "mcp", "--workspace", ws, "--data-dir", data, "--permission-mode", "auto", "--log-level", "debug")
 			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 			in, _ := cmd.StdinPipe()
-			outR, outW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Stdout = outW
+			outR, _ := cmd.StdoutPipe()
 			var stderr syncWriter
 			stderr.w = &bytes.Buffer{}
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			outW.Close()
 			defer func() { cmd.Process.Kill(); cmd.Wait() }()
 			out := bufio.NewReader(outR)
 			fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}`)
@@ -245,15 +240,8 @@ func TestMCPSignalAfterTheClientVanishedStillStopsInOrder(t *testing.T) {
 			outR.Close()                       // the client vanishes
 			time.Sleep(400 * time.Millisecond) // noticed within 200 ms
 			cmd.Process.Signal(sig)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("exit after the client vanished and %v: %v\n%s", sig, err, stderr.String())
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("hostcore did not exit\n%s", stderr.String())
+			if code := waitCmd(t, cmd, 10*time.Second); code != 0 {
+				t.Fatalf("exit %d after the client vanished and %v\n%s", code, sig, stderr.String())
 			}
 			if left := withMarker(m); len(left) > 0 {
 				exec.Command("pkill", "-9", "-f", "sleep "+m).Run()

@@ -488,12 +488,10 @@ func (s *lineStream) readLine() ([]byte, error) {
 		case err == bufio.ErrBufferFull:
 			continue
 		case err != nil:
-			if err == io.EOF {
-				// The next read answers EOF without reading again
-				// (nextLine), here too: the last line was too long, or
-				// had no line ending.
-				s.ended = true
-			}
+			// Any read error ends the input (nextLine): the next read
+			// answers EOF without reading again, after a last line with
+			// no line ending or one too long too.
+			s.ended = true
 			if tooLong {
 				return nil, errLineTooLong
 			}
@@ -538,9 +536,6 @@ func (s *lineStream) nextLine() ([]byte, error) {
 		// nothing more can be read, as at EOF.
 		s.log.Warn("reading stdin failed; ending as at end of input", "err", err)
 		err = io.EOF
-	}
-	if err == io.EOF {
-		s.ended = true
 	}
 	return line, err
 }

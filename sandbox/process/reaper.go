@@ -176,11 +176,10 @@ func runReaper() int {
 	attr := &syscall.ProcAttr{Dir: spec.Dir, Env: spec.Env, Files: []uintptr{0, 1, 2}, Sys: sys}
 	cg := newCommandCgroup(runMarkOf(spec.Env))
 	cg.attach(sys)
-	forkExec := func() (int, error) {
-		if spec.Batch {
-			return forkBatch(func() (int, error) { return syscall.ForkExec(spec.Path, argv, attr) })
-		}
-		return syscall.ForkExec(spec.Path, argv, attr)
+	forkExec := func() (int, error) { return syscall.ForkExec(spec.Path, argv, attr) }
+	if spec.Batch {
+		fork := forkExec
+		forkExec = func() (int, error) { return forkBatch(fork) } // see forkBatch
 	}
 	pid, err := forkExec()
 	if err != nil && cg != nil {
