@@ -116,7 +116,14 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 			line += rest
 			break
 		}
-		text, more, err := readLine(ctx, br, readMaxLineChars)
+		// A shown line of a file too big to count is read no further than
+		// readCountLimit: a 2 GB file of one line with limit 10 needs its
+		// first 2000 characters, not the rest of the line.
+		budget := 0
+		if line+1 >= a.Offset && fi.Size() > readCountLimit {
+			budget = readCountLimit
+		}
+		text, more, err := readLine(ctx, br, readMaxLineChars, budget)
 		if text == nil {
 			switch {
 			case errors.Is(err, errNUL):
@@ -134,7 +141,10 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 			out.WriteString(strconv.Itoa(line))
 			out.WriteByte('\t')
 			out.Write(bytes.TrimSuffix(text, []byte("\r")))
-			if more > 0 {
+			switch {
+			case errors.Is(err, errLineUnfinished):
+				fmt.Fprintf(&out, "… [line cut: more than %d more characters; the rest of the line was not read]", more)
+			case more > 0:
 				fmt.Fprintf(&out, "… [line cut: %d more characters]", more)
 			}
 			out.WriteByte('\n')
@@ -142,6 +152,10 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 			lastShown = line
 		}
 		if err == io.EOF {
+			break
+		}
+		if errors.Is(err, errLineUnfinished) {
+			truncated, counted = true, false
 			break
 		}
 	}
@@ -181,18 +195,25 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 // check at the open only sees its first 8 KiB).
 var errNUL = errors.New("NUL byte")
 
+// errLineUnfinished: readLine stopped inside a line at its byte budget.
+var errLineUnfinished = errors.New("line not read to its end")
+
 // readLine returns one line without its '\n', keeping at most max
 // characters and reporting how many were dropped; it never holds more than
 // max characters of a line in memory, and checks ctx between buffers, so a
 // line of gigabytes (a sparse file) is neither kept nor read past a cancel.
 // It returns nil at the end of input, and errNUL for a line with a NUL byte.
-func readLine(ctx context.Context, br *bufio.Reader, max int) ([]byte, int, error) {
+// With a budget above 0 it reads at most about that many bytes of the
+// line and returns what it has with errLineUnfinished when the line goes
+// on past them.
+func readLine(ctx context.Context, br *bufio.Reader, max, budget int) ([]byte, int, error) {
 	var line, carry []byte
-	got, runes, dropped := false, 0, 0
+	got, runes, dropped, read := false, 0, 0, 0
 	var last byte // the line's last byte before its '\n'
 	for {
 		chunk, err := br.ReadSlice('\n')
 		got = got || len(chunk) > 0
+		read += len(chunk)
 		if bytes.IndexByte(chunk, 0) >= 0 {
 			return nil, 0, errNUL
 		}
@@ -226,6 +247,8 @@ func readLine(ctx context.Context, br *bufio.Reader, max int) ([]byte, int, erro
 			}
 		}
 		switch {
+		case err == bufio.ErrBufferFull && budget > 0 && read >= budget && len(carry) == 0:
+			return line, dropped, errLineUnfinished
 		case err == bufio.ErrBufferFull:
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, 0, cerr

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,6 +122,50 @@ func TestReadHugeFileReadsOnlyTheWindow(t *testing.T) {
 	}
 }
 
+// TestReadStopsInsideAGiantFirstLine: a file too big to count whose first
+// line runs past readCountLimit is read no further than that with limit 10
+// (a review: a 2 GB file of one line took 5.4 s to count the cut
+// characters). Past the budget the file is a hole of NULs, so reading on
+// would refuse it as binary instead of answering.
+func TestReadStopsInsideAGiantFirstLine(t *testing.T) {
+	s := newTestServer(t, &fakeClient{})
+	ws := newSession(t, s, "r", "agent", "ask")
+	p := filepath.Join(ws, "oneline.log")
+	if err := os.WriteFile(p, bytes.Repeat([]byte("q"), readCountLimit+128<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 2<<30); err != nil {
+		t.Skipf("cannot make a sparse file here: %v", err)
+	}
+	r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "a", ToolName: "Read", Args: readArgsJSON("oneline.log", 0, 10)})
+	if !r.OK {
+		t.Fatalf("giant line: %+v", r)
+	}
+	d := r.Details.(ReadDetails)
+	text := r.Content[0].Text
+	if !d.Truncated || d.TotalLines != nil || d.EndLine != 1 ||
+		!strings.HasPrefix(text, "1\t"+strings.Repeat("q", readMaxLineChars)+"… [line cut: more than ") ||
+		!strings.Contains(text, "the rest of the line was not read]") ||
+		!strings.Contains(text, "use offset 2 to continue") {
+		t.Fatalf("giant line: %+v %q", d, text[len(text)-200:])
+	}
+}
+
+// TestReadLineBudget: with a budget, readLine stops inside a line longer
+// than it and says so; a line that ends within it is whole.
+func TestReadLineBudget(t *testing.T) {
+	br := bufio.NewReaderSize(repeatReader('x'), 64<<10)
+	line, dropped, err := readLine(t.Context(), br, 10, 1<<20)
+	if !errors.Is(err, errLineUnfinished) || string(line) != "xxxxxxxxxx" || dropped < 1<<20-10 || dropped > 1<<20+64<<10 {
+		t.Fatalf("endless line: %q %d %v", line, dropped, err)
+	}
+	br = bufio.NewReaderSize(strings.NewReader(strings.Repeat("y", 100<<10)+"\nnext\n"), 64<<10)
+	line, dropped, err = readLine(t.Context(), br, 10, 1<<20)
+	if err != nil || string(line) != "yyyyyyyyyy" || dropped != 100<<10-10 {
+		t.Fatalf("line within the budget: %q %d %v", line, dropped, err)
+	}
+}
+
 // TestReadRefusesNULPastTheSniff: text for well over 8 KiB, then a hole of
 // NULs (a sparse file): the window that reaches the NULs is refused as
 // binary, never shown with NUL characters, and never read as one line of
@@ -160,7 +205,7 @@ func TestReadLineStopsAtCancel(t *testing.T) {
 	endless := io.MultiReader(strings.NewReader("start"), repeatReader('x'))
 	br := bufio.NewReaderSize(endless, 64<<10)
 	done := make(chan error, 1)
-	go func() { _, _, err := readLine(ctx, br, readMaxLineChars); done <- err }()
+	go func() { _, _, err := readLine(ctx, br, readMaxLineChars, 0); done <- err }()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
