@@ -713,6 +713,10 @@ func denied(ans perms.Answer, ctx context.Context) *ToolResult {
 		r := aborted(ctx)
 		r.Decision = decCancel
 		return r
+	case ans.Why != "":
+		r := failResult(CodeToolDenied, "%s, which is a deny; the tool did not run", ans.Why)
+		r.Decision = decDeny
+		return r
 	}
 	r := failResult(CodeToolDenied, "the user denied permission for this tool call; it did not run")
 	r.Decision = decDeny

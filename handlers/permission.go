@@ -53,11 +53,13 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		return decision, err
 	})
 	ans := perms.Wait(ctx, asker, s.cfg.PermissionTimeout)
-	if ans.Decision == "timeout" || ans.Decision == "cancelled" || ans.Withdrawn {
-		// The client closes the card. One withdrawn as hostcore stops is
-		// denied, and says "cancelled": nobody answered it.
+	if ans.Decision == "timeout" || ans.Decision == "cancelled" || ans.Withdrawn || ans.InputClosed {
+		// The client closes the card. One withdrawn as hostcore stops, or
+		// left unanswered when the client's input closed (a client that
+		// closes its end of stdin may still read), is denied, and says
+		// "cancelled": nobody answered it.
 		reason := ans.Decision
-		if ans.Withdrawn {
+		if ans.Withdrawn || ans.InputClosed {
 			reason = "cancelled"
 		}
 		s.client.Notify(context.WithoutCancel(ctx), "permission.cancelled", map[string]string{

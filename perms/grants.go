@@ -3,8 +3,10 @@ package perms
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Grants remembers allow-session answers per session and key. Grants live
@@ -77,7 +79,19 @@ type Answer struct {
 	// signal, the client gone): nobody will answer it, which PROTOCOL
 	// section 1 resolves as a deny; the card is to be withdrawn.
 	Withdrawn bool
+	// Why says, for a deny that nobody gave (no reply could come, an error
+	// reply, a reply that is none of the three decisions), what happened
+	// instead; it is empty for the user's deny, a timeout and a cancel.
+	Why string
+	// InputClosed: the card was sent and the client's input then closed
+	// (stdin EOF) before a reply; the client may still read, and the card
+	// is to be withdrawn.
+	InputClosed bool
 }
+
+// inputClosed is implemented by the error a call to the client ends with
+// when the client's input closed (rpc.ErrNoClient).
+type inputClosed interface{ InputClosed() bool }
 
 // Stopping is implemented by the cause a call's context is cancelled
 // with when hostcore stops: a card open then is denied, not cancelled.
@@ -126,6 +140,38 @@ func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 		ans.Decision = "timeout"
 	default:
 		ans.Decision = DenyAnswer
+		var ic inputClosed
+		ans.InputClosed = !ans.Unseen && errors.As(err, &ic) && ic.InputClosed()
+		ans.Why = whyNoDecision(got, err, ans.Unseen, ans.InputClosed)
 	}
 	return ans
+}
+
+// whyNoDecision describes a deny that nobody gave.
+func whyNoDecision(got string, err error, unseen, closed bool) string {
+	switch {
+	case unseen:
+		return "the permission request was never shown: the client's input had closed, so no answer could come"
+	case closed:
+		return "the client's input closed before it answered the permission request"
+	case err != nil:
+		return fmt.Sprintf("no decision came back for the permission request (%s)", clip(err.Error()))
+	case got == "":
+		return "the client's reply to the permission request carried no decision"
+	}
+	return fmt.Sprintf("the client's reply to the permission request, %q, is not allow-once, allow-session or deny", clip(got))
+}
+
+// clip bounds text the client chose (an error reply's message, a decision
+// that is none) before it goes into a result and the audit.
+func clip(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -111,6 +112,47 @@ func TestGrantsAreScopedToSessionAndKey(t *testing.T) {
 		t.Fatal("Forget kept a grant")
 	}
 }
+
+// TestWaitSaysWhyNobodyDenied: a deny that nobody gave says what happened
+// instead (a review: every one of them said "the user denied"), bounded;
+// the user's deny, a timeout and a cancel say nothing here.
+func TestWaitSaysWhyNobodyDenied(t *testing.T) {
+	answer := func(s string, err error) Asker {
+		return AskerFunc(func(context.Context, time.Duration) (string, error) { return s, err })
+	}
+	for _, c := range []struct {
+		name       string
+		a          Asker
+		why        string
+		closed     bool
+		maxWhyText int
+	}{
+		{"user deny", answer(DenyAnswer, nil), "", false, 0},
+		{"no decision", answer("", nil), "carried no decision", false, 200},
+		{"not a decision", answer("maybe", nil), `"maybe", is not allow-once`, false, 200},
+		{"a long one", answer(strings.Repeat("é", 5000), nil), "…", false, 400},
+		{"error reply", answer("", errors.New("client error")), "(client error)", false, 200},
+		{"input closed", answer("", closedErr{}), "input closed before it answered", true, 200},
+		{"never sent", answer("", notSentErr{}), "was never shown", false, 200},
+	} {
+		got := Wait(context.Background(), c.a, time.Second)
+		if !strings.Contains(got.Why, c.why) || (c.why == "") != (got.Why == "") || len(got.Why) > c.maxWhyText+120 {
+			t.Errorf("%s: Why %q, want it to hold %q", c.name, got.Why, c.why)
+		}
+		if got.InputClosed != c.closed {
+			t.Errorf("%s: InputClosed = %v", c.name, got.InputClosed)
+		}
+	}
+}
+
+type closedErr struct{}
+
+func (closedErr) Error() string     { return "client cannot answer: input closed" }
+func (closedErr) InputClosed() bool { return true }
+
+type notSentErr struct{ closedErr }
+
+func (notSentErr) NotSent() bool { return true }
 
 // TestWaitFailsClosed: only the three decisions count; errors, garbage and
 // silence are denials, distinguishing the timer from a cancellation.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -106,5 +107,46 @@ func TestNumberIDsEchoedAsSent(t *testing.T) {
 	// A string id that merely holds a NUL is an ordinary id.
 	if out, _ := serve(t, []byte(`{"jsonrpc":"2.0","id":"\u0000","method":"echo"}`)); len(out) != 1 || string(checkOutputLine(t, out[0]).ID) != `"\u0000"` {
 		t.Errorf("string id \\u0000: %q", out)
+	}
+}
+
+// errDispatcher's one method sends a card and answers what its Call
+// returned.
+type errDispatcher struct{ s *Server }
+
+func (d *errDispatcher) Route(string, json.RawMessage) (func(context.Context) (any, error), bool) {
+	return func(ctx context.Context) (any, error) {
+		var reply any
+		err := d.s.Call(ctx, "card", "x", &reply)
+		return map[string]any{"err": fmt.Sprint(err), "noClient": errors.Is(err, ErrNoClient)}, nil
+	}, false
+}
+
+func (d *errDispatcher) Inline(string) bool { return false }
+
+// TestErrorReplyBeforeEOFStaysAnError: a card answered with an error reply
+// right before the client closes its input ends with that error, not with
+// ErrNoClient (a review: the deny then said the input had closed before
+// any answer).
+func TestErrorReplyBeforeEOFStaysAnError(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { s.Run(context.Background(), &errDispatcher{s: s}); outW.Close(); close(done) }()
+	t.Cleanup(func() { inW.Close(); go io.Copy(io.Discard, outR); <-done })
+	out := bufio.NewReader(outR)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
+	card := readMsg(t, out)
+	fmt.Fprintf(inW, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-1,\"message\":\"nope\"}}\n", card["id"])
+	inW.Close()
+	res := readMsg(t, out)
+	var got struct {
+		Err      string
+		NoClient bool
+	}
+	json.Unmarshal(res["result"], &got)
+	if got.NoClient || !strings.Contains(got.Err, "nope") {
+		t.Fatalf("Call ended with %+v, want the error reply", got)
 	}
 }

@@ -84,8 +84,15 @@ func toWire(err error) *jsonrpc2.Error {
 	return e
 }
 
-// ErrNoClient is returned by Call when nobody is left to answer.
-var ErrNoClient = errors.New("client cannot answer: input closed")
+// ErrNoClient is returned by Call when nobody is left to answer. Its
+// InputClosed tells perms.Wait a card was left unanswered because the
+// client's input closed.
+var ErrNoClient error = noClient{}
+
+type noClient struct{}
+
+func (noClient) Error() string     { return "client cannot answer: input closed" }
+func (noClient) InputClosed() bool { return true }
 
 // errNotSent is ErrNoClient for a request that was never written: the
 // input had closed before it. Its NotSent lets a caller tell a card that
@@ -455,7 +462,8 @@ func (s *Server) CallWithin(ctx context.Context, d time.Duration, method string,
 		s.calling.Add(-1)
 		s.stream.pending.Delete(key)
 	}
-	if err != nil && s.inputCtx.Err() != nil {
+	if err != nil && s.inputCtx.Err() != nil && !errors.As(err, new(*jsonrpc2.Error)) {
+		// An error reply read before the input closed stays what it is.
 		return ErrNoClient
 	}
 	return err
