@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -190,13 +191,23 @@ func (c *call) editFailed(kind string, r *ToolResult) *ToolResult {
 func (c *call) countFailure(kind, key string) int {
 	c.rt.mu.Lock()
 	defer c.rt.mu.Unlock()
-	// Counts live for one prompt: a new prompt starts from nothing, so the
-	// map does not grow over a long session.
-	if c.p.PromptID != c.rt.failPrompt {
-		clear(c.rt.failures)
-		c.rt.failPrompt = c.p.PromptID
+	counts := c.rt.failures[c.p.PromptID]
+	if counts == nil {
+		// Counts are kept for the last failPromptsKept prompts with a
+		// failure, so that prompts that take turns in one session each
+		// keep theirs (a review: the counts were cleared whenever the
+		// prompt changed) and the map does not grow over a long session.
+		counts = map[string]int{}
+		c.rt.failures[c.p.PromptID] = counts
+		c.rt.failPrompts = append(c.rt.failPrompts, c.p.PromptID)
+		if len(c.rt.failPrompts) > failPromptsKept {
+			delete(c.rt.failures, c.rt.failPrompts[0])
+			c.rt.failPrompts = slices.Delete(c.rt.failPrompts, 0, 1)
+		}
 	}
-	k := c.p.PromptID + "\x00" + kind + "\x00" + key
-	c.rt.failures[k]++
-	return c.rt.failures[k]
+	counts[kind+"\x00"+key]++
+	return counts[kind+"\x00"+key]
 }
+
+// failPromptsKept bounds how many prompts' failure counts a session keeps.
+const failPromptsKept = 16

@@ -1,6 +1,9 @@
 package handlers
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // Edit matches the text Read shows, so what the model copies from a Read
 // is found, and a match it cannot tell from another is refused.
@@ -25,5 +28,28 @@ func TestApplyEditAsReadShowsIt(t *testing.T) {
 		if n != c.n || (n == 1 && string(out) != c.want) {
 			t.Errorf("%q: %q -> %q gave %d %q, want %d %q", c.data, c.old, c.new, n, out, c.n, c.want)
 		}
+	}
+}
+
+// Failure counts are kept per prompt for the last failPromptsKept prompts:
+// prompts that take turns keep theirs, and the oldest is forgotten past
+// the bound.
+func TestFailureCountsPerPrompt(t *testing.T) {
+	rt := &runtime{failures: map[string]map[string]int{}}
+	count := func(prompt string) int {
+		c := &call{rt: rt, p: ExecuteParams{PromptID: prompt}}
+		return c.countFailure("patch", "")
+	}
+	if count("a") != 1 || count("b") != 1 || count("a") != 2 || count("b") != 2 {
+		t.Fatal("prompts taking turns lost their counts")
+	}
+	for i := range failPromptsKept {
+		count(fmt.Sprint("p", i))
+	}
+	if len(rt.failures) != failPromptsKept || len(rt.failPrompts) != failPromptsKept {
+		t.Fatalf("%d prompts kept, want %d", len(rt.failures), failPromptsKept)
+	}
+	if count("a") != 1 {
+		t.Fatal("the oldest prompt's counts were not forgotten")
 	}
 }

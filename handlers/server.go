@@ -306,12 +306,12 @@ type runtime struct {
 	running map[string]*running // by toolCallId
 	seq     uint64              // the last running.seq given out
 	mut     ticketQueue
-	// failures counts failed mutations per prompt (design section 4d):
-	// key promptId + "\x00" + kind + "\x00" + path.
-	failures   map[string]int
-	failPrompt string
-	deleted    bool
-	shells     shellPins // the shell each recent turn pinned (bash.go)
+	// failures counts failed mutations per prompt (design section 4d),
+	// keyed kind + "\x00" + path within each (countFailure).
+	failures    map[string]map[string]int // by promptId, then kind and key
+	failPrompts []string                  // the prompts in failures, oldest first
+	deleted     bool
+	shells      shellPins // the shell each recent turn pinned (bash.go)
 	// quick holds the workspace open for quick Reads (quick.go).
 	quick sandbox.QuickDir
 	// modeGate makes a switch into Plan or Goal and the calls those modes
@@ -389,7 +389,7 @@ func (s *Server) runtime(id string) *runtime {
 	defer s.mu.Unlock()
 	rt := s.sessions[id]
 	if rt == nil {
-		rt = &runtime{running: map[string]*running{}, failures: map[string]int{}}
+		rt = &runtime{running: map[string]*running{}, failures: map[string]map[string]int{}}
 		rt.mut.init()
 		s.sessions[id] = rt
 	}
