@@ -150,8 +150,10 @@ func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 // whyNoDecision describes a deny that nobody gave.
 func whyNoDecision(got string, err error, unseen, closed bool) string {
 	switch {
+	case unseen && err != nil:
+		return fmt.Sprintf("the permission request was never shown (%s), so no answer could come", clip(err.Error()))
 	case unseen:
-		return "the permission request was never shown: the client's input had closed, so no answer could come"
+		return "the permission request was never shown, so no answer could come"
 	case closed:
 		return "the client's input closed before it answered the permission request"
 	case err != nil:
