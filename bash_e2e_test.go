@@ -505,3 +505,39 @@ func TestSlowClientGetsTheWholeOutput(t *testing.T) {
 	}
 	t.Fatal("no answer")
 }
+
+// TestBashLoginPathSurvivesAProfileThatSetsPath: the login shell's PATH
+// (design section 5) reaches the command even when bash -lc's profile
+// files set PATH outright, as Debian's and Ubuntu's /etc/profile do (an
+// acceptance check: the probed entries were lost there), and the command
+// sees no BASH_ENV of hostcore's.
+func TestBashLoginPathSurvivesAProfileThatSetsPath(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(home, 0o700)
+	os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("PATH=/profile/bin:/usr/bin:/bin\nexport PATH\n"), 0o600)
+	shell := filepath.Join(dir, "loginshell")
+	os.WriteFile(shell, []byte("#!/bin/sh\nprintf %s \"/probed/bin:$PATH\"\n"), 0o755)
+	h := startHostEnv(t, bin, []string{"HOME=" + home, "SHELL=" + shell}, "--data-dir", data)
+	c := rpcClient{t, h}
+	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	c.send(10, "tools.execute", bashParams("b", `printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"`, 0))
+	for i, id := range []int{10, 11} {
+		if i == 1 {
+			// A command that deletes the script does not lose it for the next.
+			c.send(id, "tools.execute", bashParams("b2", `rm "$PI_SCRATCH_DIR/../../bash_env.sh" && printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"`, 0))
+		}
+		r := c.result(id)
+		out, _ := details(r)["stdout"].(string)
+		if r["ok"] != true || !strings.HasPrefix(out, "/probed/bin:") || !strings.Contains(out, ":/profile/bin") || !strings.HasSuffix(out, "|unset|unset") {
+			t.Fatalf("command %d saw %q (%v)", i+1, out, r["message"])
+		}
+	}
+	c.send(12, "tools.execute", bashParams("b3", `printf %s "$PATH"`, 0))
+	if out, _ := details(c.result(12))["stdout"].(string); !strings.HasPrefix(out, "/probed/bin:") {
+		t.Fatalf("after the script was deleted the command saw %q", out)
+	}
+}

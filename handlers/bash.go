@@ -134,7 +134,7 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 		Path:      bash,
 		Args:      []string{"-lc", a.Command},
 		Dir:       c.sess.WorkspaceRoot,
-		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY),
+		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY, c.s.bashEnvFile()),
 		TTY:       a.TTY,
 		Batch:     c.s.cfg.BatchCommands,
 		Timeout:   time.Duration(a.Timeout) * time.Second,
@@ -422,30 +422,105 @@ func section(b *strings.Builder, label string, s process.Stream) {
 
 // bashEnv is hostcore's environment with the login shell's PATH injected
 // (design section 5: nvm, pnpm, Homebrew set up in zsh files) ahead of
-// hostcore's own, and PI_SCRATCH_DIR exported.
-func bashEnv(base []string, loginPath, scratchDir string, tty bool) []string {
-	env := make([]string, 0, len(base)+4)
-	hostPath := ""
+// hostcore's own, and PI_SCRATCH_DIR exported. With envFile (the
+// BASH_ENV script, bashEnvScript) and no BASH_ENV of the user's, that
+// PATH is also handed to the script, which puts it back after the
+// profile files of bash -lc: Debian's and Ubuntu's /etc/profile set PATH
+// outright, and the probed PATH was lost (an acceptance check: a probed
+// entry never reached the command).
+func bashEnv(base []string, loginPath, scratchDir string, tty bool, envFile string) []string {
+	env := make([]string, 0, len(base)+6)
+	hostPath, userBashEnv := "", false
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
 		case "PATH":
 			hostPath = v
 			continue
-		case "PI_SCRATCH_DIR":
+		case "PI_SCRATCH_DIR", bashPathVar:
 			continue
+		case "BASH_ENV":
+			userBashEnv = true
 		}
 		if tty && (k == "PAGER" || k == "GIT_PAGER") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "PATH="+mergePath(loginPath, hostPath), "PI_SCRATCH_DIR="+scratchDir)
+	path := mergePath(loginPath, hostPath)
+	env = append(env, "PATH="+path, "PI_SCRATCH_DIR="+scratchDir)
+	if envFile != "" && !userBashEnv {
+		env = append(env, "BASH_ENV="+envFile, bashPathVar+"="+path)
+	}
 	if tty {
 		// Nobody types into the terminal: a pager would wait until the timeout.
 		env = append(env, "PAGER=cat", "GIT_PAGER=cat")
 	}
 	return env
+}
+
+// bashPathVar carries the command's PATH to bashEnvScript.
+const bashPathVar = "HOSTCORE_COMMAND_PATH"
+
+// bashEnvScript runs in bash -lc after the profile files (bash reads
+// BASH_ENV then, for a non-interactive shell): the PATH hostcore gave the
+// command comes first again, followed by what the profile files added,
+// without repeats; then it unsets BASH_ENV and its variable, so that the
+// command and the scripts it runs see neither.
+const bashEnvScript = `# Written by hostcore: run by bash -lc through BASH_ENV before each Bash command.
+if [ -n "${HOSTCORE_COMMAND_PATH+x}" ]; then
+  __hostcore_rest=$PATH:
+  PATH=$HOSTCORE_COMMAND_PATH
+  while [ -n "$__hostcore_rest" ]; do
+    __hostcore_dir=${__hostcore_rest%%:*}
+    __hostcore_rest=${__hostcore_rest#*:}
+    case ":$PATH:" in
+      *":$__hostcore_dir:"*) ;;
+      *) [ -n "$__hostcore_dir" ] && PATH=$PATH:$__hostcore_dir ;;
+    esac
+  done
+  export PATH
+  unset __hostcore_rest __hostcore_dir
+fi
+unset HOSTCORE_COMMAND_PATH BASH_ENV
+`
+
+// bashEnvFile writes bashEnvScript into the data dir (again if a command
+// deleted it) and returns its path; "" when it cannot be written, or when
+// the path holds '$' or '`': bash expands BASH_ENV's value before using
+// it, and a data dir's name must not run as a command. The command then
+// runs with the PATH its profile files leave.
+func (s *Server) bashEnvFile() string {
+	s.bashEnvMu.Lock()
+	defer s.bashEnvMu.Unlock()
+	if s.cfg.DataDir == "" || strings.ContainsAny(s.cfg.DataDir, "$`") {
+		return ""
+	}
+	p := filepath.Join(s.cfg.DataDir, "bash_env.sh")
+	if s.bashEnvWritten {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	tmp, err := os.CreateTemp(s.cfg.DataDir, ".bash_env-*")
+	if err == nil {
+		_, err = tmp.WriteString(bashEnvScript)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), p)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}
+	if err != nil {
+		s.log.Warn("cannot write the BASH_ENV script; the command gets the PATH its profile files leave", "err", err)
+		return ""
+	}
+	s.bashEnvWritten = true
+	return p
 }
 
 // mergePath puts first's entries before second's, without repeats.

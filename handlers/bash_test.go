@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -128,15 +129,55 @@ func TestBashResultShape(t *testing.T) {
 }
 
 func TestBashEnv(t *testing.T) {
-	got := bashEnv([]string{"A=1", "PATH=/usr/bin:/bin", "PI_SCRATCH_DIR=/old", "PAGER=less"}, "/opt/nvm/bin:/usr/bin", "/data/scratch/s", false)
+	got := bashEnv([]string{"A=1", "PATH=/usr/bin:/bin", "PI_SCRATCH_DIR=/old", "PAGER=less"}, "/opt/nvm/bin:/usr/bin", "/data/scratch/s", false, "")
 	want := []string{"A=1", "PAGER=less", "PATH=/opt/nvm/bin:/usr/bin:/bin", "PI_SCRATCH_DIR=/data/scratch/s"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	got = bashEnv([]string{"PATH=/bin", "PAGER=less"}, "", "/s", true)
+	got = bashEnv([]string{"PATH=/bin", "PAGER=less"}, "", "/s", true, "")
 	want = []string{"PATH=/bin", "PI_SCRATCH_DIR=/s", "PAGER=cat", "GIT_PAGER=cat"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tty env (-want +got):\n%s", diff)
+	}
+	// With the BASH_ENV script: its variables, a stale one replaced; a
+	// BASH_ENV of the user's is left alone, and the script not used.
+	got = bashEnv([]string{"PATH=/bin", "HOSTCORE_COMMAND_PATH=/stale"}, "/opt/bin", "/s", false, "/data/bash_env.sh")
+	want = []string{"PATH=/opt/bin:/bin", "PI_SCRATCH_DIR=/s", "BASH_ENV=/data/bash_env.sh", "HOSTCORE_COMMAND_PATH=/opt/bin:/bin"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("BASH_ENV env (-want +got):\n%s", diff)
+	}
+	got = bashEnv([]string{"PATH=/bin", "BASH_ENV=/home/me/env.sh"}, "/opt/bin", "/s", false, "/data/bash_env.sh")
+	want = []string{"BASH_ENV=/home/me/env.sh", "PATH=/opt/bin:/bin", "PI_SCRATCH_DIR=/s"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("user BASH_ENV env (-want +got):\n%s", diff)
+	}
+}
+
+// TestBashEnvScriptRestoresThePath runs the BASH_ENV script under a bash
+// -lc whose profile sets PATH outright, as Debian's /etc/profile does: the
+// command sees hostcore's PATH first, then what the profile added, once
+// each, and neither BASH_ENV nor the script's variable.
+func TestBashEnvScriptRestoresThePath(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "env.sh")
+	os.WriteFile(script, []byte(bashEnvScript), 0o600)
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(home, 0o700)
+	// The profile: PATH set outright, with one entry of its own.
+	os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("PATH=/profile/bin:/usr/bin:/bin\nexport PATH\n"), 0o600)
+	cmd := exec.Command(bash, "-lc", `printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"; /bin/bash -c 'printf "|%s" "${BASH_ENV-unset}"'`)
+	cmd.Env = []string{"HOME=" + home, "PATH=/probed/bin:/usr/bin:/bin", "BASH_ENV=" + script, "HOSTCORE_COMMAND_PATH=/probed/bin:/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := string(out)
+	if !strings.HasPrefix(got, "/probed/bin:/usr/bin:/bin:/profile/bin") || strings.Count(got, "/usr/bin") != 1 || !strings.HasSuffix(got, "|unset|unset|unset") {
+		t.Fatalf("the command saw %q", got)
 	}
 }
 
@@ -788,5 +829,24 @@ func TestDenylistLinksReachedOtherwise(t *testing.T) {
 		if d := checkDenylist(cmd, ws, home, nil); d.word != "" || d.tooComplex {
 			t.Errorf("checkDenylist(%q) = %+v, want allowed", cmd, d)
 		}
+	}
+}
+
+// A data dir whose name bash would expand in BASH_ENV ('$', '`') gets no
+// BASH_ENV script: its name must not run as a command.
+func TestBashEnvFileRefusesExpandableDataDirs(t *testing.T) {
+	for _, name := range []string{"a$(touch x)", "a`id`", "a$HOME"} {
+		dir := filepath.Join(t.TempDir(), name)
+		os.MkdirAll(dir, 0o700)
+		s := &Server{cfg: Config{DataDir: dir}}
+		if got := s.bashEnvFile(); got != "" {
+			t.Errorf("data dir %q: BASH_ENV script %q", name, got)
+		}
+	}
+	s := &Server{cfg: Config{DataDir: t.TempDir()}}
+	if got := s.bashEnvFile(); got == "" {
+		t.Fatal("no BASH_ENV script for a plain data dir")
+	} else if b, _ := os.ReadFile(got); string(b) != bashEnvScript {
+		t.Fatalf("script %q", b)
 	}
 }
