@@ -450,7 +450,21 @@ func (s *Server) CallWithin(ctx context.Context, d time.Duration, method string,
 		s.stream.pending.Store(key, o)
 		s.calling.Add(1)
 		var raw json.RawMessage // decoded into result only if it counts
-		err = conn.Call(ctx, method, params, &raw, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+		var w jsonrpc2.Waiter
+		if w, err = conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(jsonrpc2.ID{Num: id})); err == nil {
+			err = w.Wait(ctx, &raw)
+			if err != nil && err == ctx.Err() && caller.Err() == nil && o.read.Load() {
+				// The reply was read before the wait ended (the input's
+				// end or the deadline right behind it): it counts. Wait
+				// picked at random between the two; jsonrpc2 hands a
+				// read reply over before it reads on, so it is there
+				// (a review: 10 in 100 denies read just before EOF were
+				// taken for a card left unanswered).
+				late, cancelLate := context.WithTimeout(caller, time.Second)
+				err = w.Wait(late, &raw)
+				cancelLate()
+			}
+		}
 		if behind := o.behind.Load(); behind > 0 && (err == nil || errors.As(err, new(*jsonrpc2.Error))) {
 			if werr := s.seq.waitFor(caller, behind); werr != nil {
 				err = werr

@@ -124,6 +124,9 @@ type owed struct {
 	// had been given by then (sequencer.read): the reply is acted on only
 	// once they have all been handled.
 	behind atomic.Uint64
+	// read: the reply has been read (Call counts it even if its wait
+	// ended meanwhile).
+	read atomic.Bool
 }
 
 func (s *lineStream) isPending(id json.RawMessage) bool {
@@ -739,8 +742,11 @@ func (s *lineStream) reply(p probe, id json.RawMessage, idOK, hasResult, hasErro
 			why = "its error is not an object with an integer code and a string message"
 		}
 	}
-	if v, ok := s.pending.Load(string(id)); ok && s.mark != nil {
-		v.(*owed).behind.Store(s.mark())
+	if v, ok := s.pending.Load(string(id)); ok {
+		if s.mark != nil {
+			v.(*owed).behind.Store(s.mark())
+		}
+		v.(*owed).read.Store(true)
 	}
 	// Rebuilt from the members read, so that jsonrpc2 (whose decoding
 	// matches member names case-insensitively) sees exactly these.
