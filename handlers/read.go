@@ -247,7 +247,7 @@ func readLine(ctx context.Context, br *bufio.Reader, max, budget int) ([]byte, i
 			}
 		}
 		switch {
-		case err == bufio.ErrBufferFull && budget > 0 && read >= budget && len(carry) == 0:
+		case err == bufio.ErrBufferFull && budget > 0 && read >= budget && len(carry) == 0 && !endsNext(br):
 			return line, dropped, errLineUnfinished
 		case err == bufio.ErrBufferFull:
 			if cerr := ctx.Err(); cerr != nil {
@@ -267,6 +267,14 @@ func readLine(ctx context.Context, br *bufio.Reader, max, budget int) ([]byte, i
 		}
 		return line, dropped, err
 	}
+}
+
+// endsNext says whether the line ends with br's next bytes ("\n", "\r\n",
+// or the end of input): a line that ends right at readLine's budget is
+// read to its end, not called unfinished.
+func endsNext(br *bufio.Reader) bool {
+	next, _ := br.Peek(2)
+	return len(next) == 0 || next[0] == '\n' || string(next) == "\r\n"
 }
 
 // countLines counts the lines left in br (a last line without '\n' counts).

@@ -164,6 +164,19 @@ func TestReadLineBudget(t *testing.T) {
 	if err != nil || string(line) != "yyyyyyyyyy" || dropped != 100<<10-10 {
 		t.Fatalf("line within the budget: %q %d %v", line, dropped, err)
 	}
+	// A line that ends exactly at the budget is whole (a review: one of
+	// 64 MiB was called unfinished), with "\n", "\r\n" or the end of input.
+	for _, end := range []string{"\nnext\n", "\r\nnext\n", ""} {
+		br = bufio.NewReaderSize(strings.NewReader(strings.Repeat("z", 1<<20)+end), 64<<10)
+		line, dropped, err = readLine(t.Context(), br, 10, 1<<20)
+		if (err != nil && err != io.EOF) || string(line) != "zzzzzzzzzz" || dropped != 1<<20-10 {
+			t.Fatalf("line ending %q at the budget: %q %d %v", end, line, dropped, err)
+		}
+	}
+	br = bufio.NewReaderSize(strings.NewReader(strings.Repeat("z", 1<<20)+"\rz\n"), 64<<10)
+	if _, dropped, err = readLine(t.Context(), br, 10, 1<<20); !errors.Is(err, errLineUnfinished) || dropped != 1<<20-10 {
+		t.Fatalf("a '\\r' that does not end the line at the budget: %d %v", dropped, err)
+	}
 }
 
 // TestReadRefusesNULPastTheSniff: text for well over 8 KiB, then a hole of
