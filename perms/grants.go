@@ -157,7 +157,9 @@ func whyNoDecision(got string, err error, unseen, closed bool) string {
 	case closed:
 		return "the client's input closed before it answered the permission request"
 	case err != nil:
-		return fmt.Sprintf("no decision came back for the permission request (%s)", clip(err.Error()))
+		// Quoted: an error reply's message is the client's text, and
+		// control characters must not reach the model or a terminal raw.
+		return fmt.Sprintf("no decision came back for the permission request (%q)", clip(err.Error()))
 	case got == "":
 		return "the client's reply to the permission request carried no decision"
 	}
@@ -165,7 +167,7 @@ func whyNoDecision(got string, err error, unseen, closed bool) string {
 }
 
 // clip bounds text the client chose (an error reply's message, a decision
-// that is none) before it goes into a result and the audit.
+// that is none) before it goes into the call's result.
 func clip(s string) string {
 	const max = 200
 	if len(s) <= max {

@@ -131,7 +131,8 @@ func TestWaitSaysWhyNobodyDenied(t *testing.T) {
 		{"no decision", answer("", nil), "carried no decision", false, 200},
 		{"not a decision", answer("maybe", nil), `"maybe", is not allow-once`, false, 200},
 		{"a long one", answer(strings.Repeat("é", 5000), nil), "…", false, 400},
-		{"error reply", answer("", errors.New("client error")), "(client error)", false, 200},
+		{"error reply", answer("", errors.New("client error")), `("client error")`, false, 200},
+		{"error reply with control characters", answer("", errors.New("a\nb\x1b[31m\u202e")), `("a\nb\x1b[31m\u202e")`, false, 200},
 		{"input closed", answer("", closedErr{}), "input closed before it answered", true, 200},
 		{"never sent", answer("", notSentErr{}), "was never shown", false, 200},
 	} {
