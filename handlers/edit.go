@@ -192,9 +192,13 @@ func (c *call) countFailure(kind, key string) int {
 	c.rt.mu.Lock()
 	defer c.rt.mu.Unlock()
 	counts := c.rt.failures[c.p.PromptID]
-	if counts == nil {
-		// Counts are kept for the last failPromptsKept prompts with a
-		// failure, so that prompts that take turns in one session each
+	if counts != nil {
+		// The prompt in use is the last to be forgotten.
+		i := slices.Index(c.rt.failPrompts, c.p.PromptID)
+		c.rt.failPrompts = append(slices.Delete(c.rt.failPrompts, i, i+1), c.p.PromptID)
+	} else {
+		// Counts are kept for the failPromptsKept prompts that failed
+		// last, so that prompts that take turns in one session each
 		// keep theirs (a review: the counts were cleared whenever the
 		// prompt changed) and the map does not grow over a long session.
 		counts = map[string]int{}

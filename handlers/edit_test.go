@@ -52,4 +52,12 @@ func TestFailureCountsPerPrompt(t *testing.T) {
 	if count("a") != 1 {
 		t.Fatal("the oldest prompt's counts were not forgotten")
 	}
+	// A prompt that keeps failing is not forgotten while others fail (a
+	// review: eviction went by first failure).
+	for i := range 2 * failPromptsKept {
+		count(fmt.Sprint("q", i))
+		if i%4 == 0 && count("a") < 2 {
+			t.Fatal("a prompt in use was forgotten")
+		}
+	}
 }
