@@ -134,7 +134,7 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 		Path:      bash,
 		Args:      []string{"-lc", a.Command},
 		Dir:       c.sess.WorkspaceRoot,
-		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY, c.s.bashEnvFile()),
+		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY, c.s.bashEnvFile(bash)),
 		TTY:       a.TTY,
 		Batch:     c.s.cfg.BatchCommands,
 		Timeout:   time.Duration(a.Timeout) * time.Second,
@@ -423,24 +423,28 @@ func section(b *strings.Builder, label string, s process.Stream) {
 // bashEnv is hostcore's environment with the login shell's PATH injected
 // (design section 5: nvm, pnpm, Homebrew set up in zsh files) ahead of
 // hostcore's own, and PI_SCRATCH_DIR exported. With envFile (the
-// BASH_ENV script, bashEnvScript) and no BASH_ENV of the user's, that
-// PATH is also handed to the script, which puts it back after the
-// profile files of bash -lc: Debian's and Ubuntu's /etc/profile set PATH
-// outright, and the probed PATH was lost (an acceptance check: a probed
-// entry never reached the command).
+// BASH_ENV script, bashEnvScript) that PATH is also handed to the script,
+// which puts it back after the profile files of bash -lc: Debian's and
+// Ubuntu's /etc/profile set PATH outright, and the probed PATH was lost
+// (an acceptance check: a probed entry never reached the command). Not
+// when the user has a BASH_ENV of their own or POSIXLY_CORRECT (bash
+// would not read ours), nor with an empty PATH (the script would have
+// nothing to put first).
 func bashEnv(base []string, loginPath, scratchDir string, tty bool, envFile string) []string {
-	env := make([]string, 0, len(base)+6)
-	hostPath, userBashEnv := "", false
+	env := make([]string, 0, len(base)+7)
+	hostPath, shlvl, useScript := "", "", envFile != ""
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
 		case "PATH":
 			hostPath = v
 			continue
-		case "PI_SCRATCH_DIR", bashPathVar:
+		case "PI_SCRATCH_DIR", bashPathVar, bashLevelVar:
 			continue
-		case "BASH_ENV":
-			userBashEnv = true
+		case "BASH_ENV", "POSIXLY_CORRECT":
+			useScript = false
+		case "SHLVL":
+			shlvl = v
 		}
 		if tty && (k == "PAGER" || k == "GIT_PAGER") {
 			continue
@@ -449,8 +453,8 @@ func bashEnv(base []string, loginPath, scratchDir string, tty bool, envFile stri
 	}
 	path := mergePath(loginPath, hostPath)
 	env = append(env, "PATH="+path, "PI_SCRATCH_DIR="+scratchDir)
-	if envFile != "" && !userBashEnv {
-		env = append(env, "BASH_ENV="+envFile, bashPathVar+"="+path)
+	if useScript && path != "" {
+		env = append(env, "BASH_ENV="+envFile, bashPathVar+"="+path, bashLevelVar+"="+strconv.Itoa(bashLevel(shlvl)))
 	}
 	if tty {
 		// Nobody types into the terminal: a pager would wait until the timeout.
@@ -459,49 +463,73 @@ func bashEnv(base []string, loginPath, scratchDir string, tty bool, envFile stri
 	return env
 }
 
-// bashPathVar carries the command's PATH to bashEnvScript.
-const bashPathVar = "HOSTCORE_COMMAND_PATH"
+// bashPathVar carries the command's PATH to bashEnvScript; bashLevelVar
+// the SHLVL of the shell that is to act on it, bash -lc itself (bashLevel):
+// a bash the command starts, one level down, does nothing, should a
+// BASH_ENV that bash -lc did not read (a profile's `set -o posix`) reach
+// it.
+const (
+	bashPathVar  = "HOSTCORE_COMMAND_PATH"
+	bashLevelVar = "HOSTCORE_SHLVL"
+)
+
+// bashLevel is the SHLVL bash sets for itself, given the one it inherits
+// (bash's adjust_shell_level).
+func bashLevel(inherited string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(inherited))
+	if err != nil {
+		n = 0
+	}
+	switch n++; {
+	case n < 0:
+		return 0
+	case n >= 1000:
+		return 1
+	}
+	return n
+}
 
 // bashEnvScript runs in bash -lc after the profile files (bash reads
 // BASH_ENV then, for a non-interactive shell): the PATH hostcore gave the
 // command comes first again, followed by what the profile files added,
-// without repeats; then it unsets BASH_ENV and its variable, so that the
-// command and the scripts it runs see neither.
-const bashEnvScript = `# Written by hostcore: run by bash -lc through BASH_ENV before each Bash command.
-if [ -n "${HOSTCORE_COMMAND_PATH+x}" ]; then
-  __hostcore_rest=$PATH:
-  PATH=$HOSTCORE_COMMAND_PATH
+// without repeats and without empty entries (an empty one would be the
+// workspace); then it unsets BASH_ENV and its variables, so that the
+// command and the scripts it runs see none of them. It says nothing: a
+// profile's `set -x` is off while it runs, a read-only PATH is left as it
+// is, `set -u` finds every variable set.
+const bashEnvScript = `# Written by hostcore: bash -lc runs it through BASH_ENV, after the profile files, before each Bash command.
+{ case $- in *x*) __hostcore_x=1; set +x ;; *) __hostcore_x= ;; esac; } 2>/dev/null
+if [ "${SHLVL-}" = "${HOSTCORE_SHLVL-}" ] && [ -n "${HOSTCORE_COMMAND_PATH-}" ]; then
+  __hostcore_new=$HOSTCORE_COMMAND_PATH
+  __hostcore_rest=${PATH-}:
   while [ -n "$__hostcore_rest" ]; do
     __hostcore_dir=${__hostcore_rest%%:*}
     __hostcore_rest=${__hostcore_rest#*:}
-    case ":$PATH:" in
+    case ":$__hostcore_new:" in
       *":$__hostcore_dir:"*) ;;
-      *) [ -n "$__hostcore_dir" ] && PATH=$PATH:$__hostcore_dir ;;
+      *) if [ -n "$__hostcore_dir" ]; then __hostcore_new=$__hostcore_new:$__hostcore_dir; fi ;;
     esac
   done
-  export PATH
-  unset __hostcore_rest __hostcore_dir
+  { PATH=$__hostcore_new; export PATH; } 2>/dev/null
 fi
-unset HOSTCORE_COMMAND_PATH BASH_ENV
+unset HOSTCORE_COMMAND_PATH HOSTCORE_SHLVL BASH_ENV __hostcore_new __hostcore_rest __hostcore_dir
+if [ -n "$__hostcore_x" ]; then unset __hostcore_x; set -x; else unset __hostcore_x; fi
 `
 
-// bashEnvFile writes bashEnvScript into the data dir (again if a command
-// deleted it) and returns its path; "" when it cannot be written, or when
-// the path holds '$' or '`': bash expands BASH_ENV's value before using
-// it, and a data dir's name must not run as a command. The command then
-// runs with the PATH its profile files leave.
-func (s *Server) bashEnvFile() string {
-	s.bashEnvMu.Lock()
-	defer s.bashEnvMu.Unlock()
-	if s.cfg.DataDir == "" || strings.ContainsAny(s.cfg.DataDir, "$`") {
+// bashEnvFile writes bashEnvScript into the data dir, anew for every
+// command (a command may have put anything there since: a FIFO would hold
+// every later command until its timeout), and returns its path. "" when it
+// cannot be written; when the shell is named sh (bash then reads no
+// BASH_ENV, and ours would reach the bash scripts the command runs); and
+// when the data dir's path holds '$', '`' or '\': bash expands BASH_ENV's
+// value as in double quotes, and a data dir's name must neither run as a
+// command nor name another file. The command then runs with the PATH its
+// profile files leave.
+func (s *Server) bashEnvFile(shell string) string {
+	if s.cfg.DataDir == "" || strings.ContainsAny(s.cfg.DataDir, "$`\\") || filepath.Base(shell) == "sh" {
 		return ""
 	}
 	p := filepath.Join(s.cfg.DataDir, "bash_env.sh")
-	if s.bashEnvWritten {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
 	tmp, err := os.CreateTemp(s.cfg.DataDir, ".bash_env-*")
 	if err == nil {
 		_, err = tmp.WriteString(bashEnvScript)
@@ -509,7 +537,7 @@ func (s *Server) bashEnvFile() string {
 			err = cerr
 		}
 		if err == nil {
-			err = os.Rename(tmp.Name(), p)
+			err = os.Rename(tmp.Name(), p) // replaces whatever is there, a link included
 		}
 		if err != nil {
 			os.Remove(tmp.Name())
@@ -519,7 +547,6 @@ func (s *Server) bashEnvFile() string {
 		s.log.Warn("cannot write the BASH_ENV script; the command gets the PATH its profile files leave", "err", err)
 		return ""
 	}
-	s.bashEnvWritten = true
 	return p
 }
 

@@ -88,9 +88,6 @@ type Server struct {
 	slots       chan struct{} // global mutation slots
 	warm        *process.Warm // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
 
-	bashEnvMu      sync.Mutex
-	bashEnvWritten bool // bashEnvFile wrote its script
-
 	mu        sync.Mutex
 	sessions  map[string]*runtime // in-memory state per session id
 	pathLocks map[string]*pathLock
