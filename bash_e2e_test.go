@@ -524,12 +524,14 @@ func TestBashLoginPathSurvivesAProfileThatSetsPath(t *testing.T) {
 	h := startHostEnv(t, bin, []string{"HOME=" + home, "SHELL=" + shell}, "--data-dir", data)
 	c := rpcClient{t, h}
 	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
-	c.send(10, "tools.execute", bashParams("b", `printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"`, 0))
-	for i, id := range []int{10, 11} {
-		if i == 1 {
-			// A command that deletes the script does not lose it for the next.
-			c.send(id, "tools.execute", bashParams("b2", `rm "$PI_SCRATCH_DIR/../../bash_env.sh" && printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"`, 0))
-		}
+	const show = `printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"`
+	for i, command := range []string{
+		show,
+		// A command that deletes the script does not lose it for the next.
+		`rm "$PI_SCRATCH_DIR/../../bash_env.sh" && ` + show,
+	} {
+		id := 10 + i
+		c.send(id, "tools.execute", bashParams(fmt.Sprint("b", i), command, 0))
 		r := c.result(id)
 		out, _ := details(r)["stdout"].(string)
 		if r["ok"] != true || !strings.HasPrefix(out, "/probed/bin:") || !strings.Contains(out, ":/profile/bin") || !strings.HasSuffix(out, "|unset|unset") {

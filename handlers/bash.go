@@ -134,7 +134,7 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 		Path:      bash,
 		Args:      []string{"-lc", a.Command},
 		Dir:       c.sess.WorkspaceRoot,
-		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY, c.s.bashEnvFile(bash)),
+		Env:       bashEnv(os.Environ(), loginPath, c.scratchDir(), a.TTY, func() string { return c.s.bashEnvFile(bash) }),
 		TTY:       a.TTY,
 		Batch:     c.s.cfg.BatchCommands,
 		Timeout:   time.Duration(a.Timeout) * time.Second,
@@ -422,17 +422,18 @@ func section(b *strings.Builder, label string, s process.Stream) {
 
 // bashEnv is hostcore's environment with the login shell's PATH injected
 // (design section 5: nvm, pnpm, Homebrew set up in zsh files) ahead of
-// hostcore's own, and PI_SCRATCH_DIR exported. With envFile (the
-// BASH_ENV script, bashEnvScript) that PATH is also handed to the script,
+// hostcore's own, and PI_SCRATCH_DIR exported. With envFile (which
+// writes the BASH_ENV script, bashEnvScript, and returns its path; called
+// only when the script is to be used) that PATH is also handed to the script,
 // which puts it back after the profile files of bash -lc: Debian's and
 // Ubuntu's /etc/profile set PATH outright, and the probed PATH was lost
 // (an acceptance check: a probed entry never reached the command). Not
 // when the user has a BASH_ENV of their own or POSIXLY_CORRECT (bash
 // would not read ours), nor with an empty PATH (the script would have
 // nothing to put first).
-func bashEnv(base []string, loginPath, scratchDir string, tty bool, envFile string) []string {
+func bashEnv(base []string, loginPath, scratchDir string, tty bool, envFile func() string) []string {
 	env := make([]string, 0, len(base)+7)
-	hostPath, shlvl, useScript := "", "", envFile != ""
+	hostPath, shlvl, useScript := "", "", envFile != nil
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
@@ -454,7 +455,9 @@ func bashEnv(base []string, loginPath, scratchDir string, tty bool, envFile stri
 	path := mergePath(loginPath, hostPath)
 	env = append(env, "PATH="+path, "PI_SCRATCH_DIR="+scratchDir)
 	if useScript && path != "" {
-		env = append(env, "BASH_ENV="+envFile, bashPathVar+"="+path, bashLevelVar+"="+strconv.Itoa(bashLevel(shlvl)))
+		if file := envFile(); file != "" {
+			env = append(env, "BASH_ENV="+file, bashPathVar+"="+path, bashLevelVar+"="+strconv.Itoa(bashLevel(shlvl)))
+		}
 	}
 	if tty {
 		// Nobody types into the terminal: a pager would wait until the timeout.
@@ -480,10 +483,11 @@ func bashLevel(inherited string) int {
 	if err != nil {
 		n = 0
 	}
-	switch n++; {
-	case n < 0:
+	n++
+	if n < 0 {
 		return 0
-	case n >= 1000:
+	}
+	if n >= 1000 {
 		return 1
 	}
 	return n

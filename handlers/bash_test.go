@@ -782,20 +782,23 @@ func TestDenylistLinksReachedOtherwise(t *testing.T) {
 	}
 }
 
+// scriptAt is a bashEnv envFile that writes nothing.
+func scriptAt(p string) func() string { return func() string { return p } }
+
 func TestBashEnv(t *testing.T) {
-	got := bashEnv([]string{"A=1", "PATH=/usr/bin:/bin", "PI_SCRATCH_DIR=/old", "PAGER=less"}, "/opt/nvm/bin:/usr/bin", "/data/scratch/s", false, "")
+	got := bashEnv([]string{"A=1", "PATH=/usr/bin:/bin", "PI_SCRATCH_DIR=/old", "PAGER=less"}, "/opt/nvm/bin:/usr/bin", "/data/scratch/s", false, nil)
 	want := []string{"A=1", "PAGER=less", "PATH=/opt/nvm/bin:/usr/bin:/bin", "PI_SCRATCH_DIR=/data/scratch/s"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	got = bashEnv([]string{"PATH=/bin", "PAGER=less"}, "", "/s", true, "")
+	got = bashEnv([]string{"PATH=/bin", "PAGER=less"}, "", "/s", true, nil)
 	want = []string{"PATH=/bin", "PI_SCRATCH_DIR=/s", "PAGER=cat", "GIT_PAGER=cat"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tty env (-want +got):\n%s", diff)
 	}
 	// With the BASH_ENV script: its variables, stale ones replaced, the
 	// level bash -lc will have.
-	got = bashEnv([]string{"PATH=/bin", "HOSTCORE_COMMAND_PATH=/stale", "HOSTCORE_SHLVL=9", "SHLVL=2"}, "/opt/bin", "/s", false, "/data/bash_env.sh")
+	got = bashEnv([]string{"PATH=/bin", "HOSTCORE_COMMAND_PATH=/stale", "HOSTCORE_SHLVL=9", "SHLVL=2"}, "/opt/bin", "/s", false, scriptAt("/data/bash_env.sh"))
 	want = []string{"SHLVL=2", "PATH=/opt/bin:/bin", "PI_SCRATCH_DIR=/s", "BASH_ENV=/data/bash_env.sh", "HOSTCORE_COMMAND_PATH=/opt/bin:/bin", "HOSTCORE_SHLVL=3"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("BASH_ENV env (-want +got):\n%s", diff)
@@ -806,7 +809,12 @@ func TestBashEnv(t *testing.T) {
 		if len(base) == 0 {
 			login = ""
 		}
-		for _, kv := range bashEnv(base, login, "/s", false, "/data/bash_env.sh") {
+		written := false
+		env := bashEnv(base, login, "/s", false, func() string { written = true; return "/data/bash_env.sh" })
+		if written {
+			t.Errorf("env %v: the script was written, and not used", base)
+		}
+		for _, kv := range env {
 			if strings.HasPrefix(kv, "HOSTCORE_") || kv == "BASH_ENV=/data/bash_env.sh" {
 				t.Errorf("env %v: %s", base, kv)
 			}
