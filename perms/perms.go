@@ -1,7 +1,3 @@
-// Package perms is hostcore's permission policy (design sections 6, 7, 10):
-// a pure function from (operating mode, permission mode, tool class, path
-// class, grants) to allow / ask / deny, the per-session grants, and the
-// fail-closed wait for a card's answer. It performs no I/O of its own.
 package perms
 
 import "fmt"

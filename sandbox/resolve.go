@@ -1,20 +1,3 @@
-// Package sandbox decides where a tool path lands (the session workspace, the
-// session scratch directory, or outside both) and performs the file operations
-// of the file tools in a way that cannot leave the directory that was checked.
-//
-// Containment has two layers, applied to every root (design §4, §4b):
-//
-//  1. lexical: the path is cleaned (".." folded) and compared to the root;
-//  2. canonical: the longest existing prefix is walked component by
-//     component with symlinks resolved, and the result compared again.
-//
-// A path is inside a root only when both layers say so. Everything else is
-// RootExternal, which is not an error: the caller runs the outside-path
-// permission flow (design §4a) and must call Recheck after approval.
-//
-// The operations in fileops.go then open the checked base directory with
-// os.Root and address the target relative to it, so a symlink or directory
-// swapped in after the check still cannot make the kernel leave that base.
 package sandbox
 
 import (

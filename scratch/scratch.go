@@ -1,6 +1,3 @@
-// Package scratch manages per-session scratch directories (design section
-// 4b): <data-dir>/scratch/<sessionId>, created lazily, removed with the
-// session, and swept at start-up.
 package scratch
 
 import (

@@ -1,6 +1,3 @@
-// Package store keeps hostcore's durable state in SQLite (WAL): schema
-// migrations, settings, sessions, executed tool-call ids, the audit, review
-// snapshot records and pending approvals. It holds no business rules.
 package store
 
 import (

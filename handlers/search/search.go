@@ -1,13 +1,3 @@
-// Package search is the engine behind the Glob and Grep tools: a parallel,
-// ignore-aware walk and a bounded-memory line searcher with ripgrep's
-// defaults (the doc of Glob and Grep lists the few places where it
-// differs). Performance: literal, case-insensitive literal and regexps with
-// a required literal run at or below ripgrep's time on the Go source tree; a
-// regexp with no literal at all runs at Go regexp NFA speed, about 4x rg.
-//
-// The caller has already resolved and permission-checked the root; this
-// package only promises never to leave it: symlinks are neither followed nor
-// reported, and files are opened with O_NOFOLLOW.
 package search
 
 import (

@@ -1,22 +1,3 @@
-// Package process runs one shell command for the agent and guarantees that,
-// whatever the command does, Run returns in bounded time, nothing it started
-// is left running, and its output costs bounded memory.
-//
-// Every command runs under a small per-command reaper: the hostcore binary
-// re-executed in a special mode (see MaybeRunReaper). The reaper is a child
-// subreaper, so every descendant of the command stays its descendant even
-// after a double fork or setsid; it kills that whole tree when the shell
-// exits, when hostcore asks it to (abort, timeout), and when hostcore dies
-// (it notices the control pipe's EOF, which the kernel delivers even when
-// hostcore is SIGKILLed).
-//
-// A reaper can be started ahead of need (see Warm) and is handed its command
-// over the control pipe. It says "taken" before it starts the shell: a warm
-// reaper that dies without saying so ran nothing, and Run gives the command
-// to a fresh one. One window is left open: a reaper killed from outside
-// between starting the shell and reporting its pid (microseconds) leaves a
-// shell whose pid hostcore never learns, so it is not killed; Run still
-// returns, its wait for output bounded by the drain delay.
 package process
 
 import (
