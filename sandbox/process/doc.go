@@ -23,8 +23,8 @@
 // default none of hostcore's processes is left once a call has answered.
 // One window stays open: a reaper killed from outside between starting the
 // shell and reporting its pid (microseconds) leaves a shell whose pid
-// hostcore never learns; Run still returns, its wait for output bounded by
-// the drain delay, and the run mark (below) still finds the shell.
+// hostcore never learns, so it is not killed; Run still returns, its wait
+// for output bounded by the drain delay.
 //
 // # The kill ladder
 //
