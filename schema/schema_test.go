@@ -346,8 +346,8 @@ type msg struct {
 	hostMethod string
 	// hostRequest: an expect line of a host→client request.
 	hostRequest bool
-	answer     *msg // a request's response, once matched by id
-	request    *msg // a response's request
+	answer      *msg // a request's response, once matched by id
+	request     *msg // a response's request
 }
 
 // placeholders stand for the values a transcript does not pin
