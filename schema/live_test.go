@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestSchemaLive(t *testing.T) {
 	d.call("session.configure", `{"sessionId":"s1","subagents":[{"name":"helper","tools":["Read","Nope"]}]}`)
 	d.call("session.get", `{"sessionId":"s1"}`)
 	d.call("session.list", `{}`)
-	d.call("tools.list", `{"sessionId":"s1"}`)
+	lists := []map[string]any{d.call("tools.list", `{"sessionId":"s1"}`)}
 	d.call("tools.list", `{"sessionId":"s1","delegate":"helper"}`)
 	d.call("plugins.register", `{"pluginId":"acme","grants":["x"],"tools":[{"name":"echo"}]}`)
 	d.call("plugins.register", `{"pluginId":"acme","grants":["agent.tool.register"],"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"},"risk":"low"}]}`)
@@ -95,12 +96,14 @@ func TestSchemaLive(t *testing.T) {
 	}
 
 	exec("ep", "EnterPlanMode", `{}`, "")
+	lists = append(lists, d.call("tools.list", `{"sessionId":"s1"}`))
 	plan := exec("sp", "SubmitPlan", `{"markdown":"# plan\n"}`, "")
 	details, _ := plan["details"].(map[string]any)
 	if d.call("approval.resolve", fmt.Sprintf(`{"sessionId":"s1","approvalId":%q,"decision":"approve"}`, details["approvalId"])) == nil {
 		t.Error("approving the plan failed")
 	}
 	exec("eg", "EnterGoalMode", `{}`, "")
+	lists = append(lists, d.call("tools.list", `{"sessionId":"s1"}`))
 	goal := exec("sg", "SubmitGoal", `{"markdown":"# goal\n"}`, "")
 	details, _ = goal["details"].(map[string]any)
 	if d.call("approval.resolve", fmt.Sprintf(`{"sessionId":"s1","approvalId":%q,"decision":"reject"}`, details["approvalId"])) == nil {
@@ -114,6 +117,7 @@ func TestSchemaLive(t *testing.T) {
 	}
 	d.call("shutdown", `{}`)
 	d.exit()
+	checkToolSchemas(t, k, lists...)
 	for _, m := range []string{"tool.output", "permission.request", "permission.cancelled", "ask.request", "ask.cancelled", "plugin.invoke", "browser.preview", "approval.requested"} {
 		if d.seen[m] == 0 {
 			t.Errorf("hostcore never sent %s: the drive no longer reaches it", m)
@@ -333,4 +337,54 @@ func (d *live) exit() {
 	if err := d.cmd.Wait(); err != nil {
 		d.t.Errorf("hostcore exit: %v", err)
 	}
+}
+
+// checkToolSchemas holds tools.json to the tools hostcore lists: every
+// built-in tool has its entry, and the schema it names is the one hostcore
+// validates the tool's arguments with.
+func checkToolSchemas(t *testing.T, k *contract, lists ...map[string]any) {
+	t.Helper()
+	listed := map[string]bool{}
+	var tools []any
+	for _, l := range lists {
+		tools = append(tools, asSlice(l["tools"])...)
+	}
+	for _, x := range tools {
+		tool, _ := x.(map[string]any)
+		name, _ := tool["name"].(string)
+		if strings.HasPrefix(name, "plugin_") {
+			continue
+		}
+		if listed[name] {
+			continue
+		}
+		listed[name] = true
+		path, ok := k.tools[name]
+		if !ok {
+			t.Errorf("tools.list has %s, tools.json does not", name)
+			continue
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("tools.json: %s: %v", name, err)
+			continue
+		}
+		var file any
+		json.Unmarshal(raw, &file)
+		if !reflect.DeepEqual(file, jsonValue(tool["inputSchema"])) {
+			t.Errorf("%s: tools.list's inputSchema is not %s:\n%s\n%s", name, path, mustJSON(tool["inputSchema"]), raw)
+		}
+	}
+	for name := range k.tools {
+		if !listed[name] {
+			t.Errorf("tools.json has %s, which tools.list does not", name)
+		}
+	}
+}
+
+// jsonValue re-decodes v without json.Number, to compare with a plain decode.
+func jsonValue(v any) any {
+	var out any
+	json.Unmarshal([]byte(mustJSON(v)), &out)
+	return out
 }

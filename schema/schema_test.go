@@ -162,14 +162,8 @@ func TestSchemaCompiles(t *testing.T) {
 			t.Errorf("ToolDetails lists %s, tools.json does not", tool)
 		}
 	}
-	// Every built-in tool hostcore registers has its argument schema listed.
-	files, _ := filepath.Glob(filepath.Join(filepath.Dir(k.tools["Read"]), "*.json"))
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		if k.tools[name] == "" {
-			t.Errorf("%s has no entry in tools.json", f)
-		}
-	}
+	// TestSchemaLive checks that these are the tools hostcore lists, with
+	// these schemas.
 }
 
 // TestSchemaMatchesGoTypes holds the schema's main types to the Go
