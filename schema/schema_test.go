@@ -86,8 +86,8 @@ func loadContract(t *testing.T) *contract {
 	return k
 }
 
-// schema compiles the schema at ptr (a JSON pointer into
-// protocol.schema.json, or a file path).
+// schema compiles the schema at url (protocolURL#pointer, or a file path)
+// once.
 func (k *contract) schema(t *testing.T, url string) *jsonschema.Schema {
 	t.Helper()
 	k.mu.Lock()
@@ -103,29 +103,14 @@ func (k *contract) schema(t *testing.T, url string) *jsonschema.Schema {
 	return s
 }
 
+// def compiles the schema at a JSON pointer into protocol.schema.json.
 func (k *contract) def(t *testing.T, ptr string) *jsonschema.Schema {
 	return k.schema(t, protocolURL+"#"+ptr)
 }
 
 // node is the schema object at ptr.
 func (k *contract) node(ptr string) map[string]any {
-	var v any = k.doc
-	for _, part := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[part]
-		case []any:
-			i, _ := strconv.Atoi(part)
-			if i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	m, _ := v.(map[string]any)
+	m, _ := at(k.doc, ptr).(map[string]any)
 	return m
 }
 
@@ -151,6 +136,9 @@ func TestSchemaCompiles(t *testing.T) {
 		k.def(t, "/$defs/"+name)
 	}
 	k.def(t, "")
+	if k.node("/$defs/ClientRequests") == nil {
+		t.Fatal("no $defs/ClientRequests")
+	}
 	for tool, path := range k.tools {
 		k.schema(t, path)
 		if k.node("/$defs/ToolDetails/properties/"+tool) == nil {
@@ -480,17 +468,17 @@ func ignorable(e *jsonschema.ValidationError, doc any, partial bool) bool {
 		}
 		return isPlaceholder(at(doc, e.InstanceLocation))
 	}
-	any := strings.HasSuffix(e.KeywordLocation, "/anyOf") || strings.HasSuffix(e.KeywordLocation, "/oneOf") && strings.Contains(e.Message, "oneOf failed")
+	either := strings.HasSuffix(e.KeywordLocation, "/anyOf") || strings.HasSuffix(e.KeywordLocation, "/oneOf") && strings.Contains(e.Message, "oneOf failed")
 	for _, c := range e.Causes {
 		ok := ignorable(c, doc, partial)
-		if any && ok {
+		if either && ok {
 			return true
 		}
-		if !any && !ok {
+		if !either && !ok {
 			return false
 		}
 	}
-	return !any
+	return !either
 }
 
 // at is the value at a JSON pointer.
