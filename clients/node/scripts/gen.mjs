@@ -37,7 +37,7 @@ export async function generate() {
   for (const tool of names) {
     const s = JSON.parse(readFileSync(resolve(schemaDir, tools[tool]), "utf8"));
     s.title = `${tool}Args`;
-    s.description ??= `The arguments of the ${tool} tool (${tools[tool]}).`;
+    s.description ??= `The arguments of the ${tool} tool.`;
     parts.push(await compile(s, `${tool}Args`, { ...options, cwd: schemaDir }));
   }
   parts.push(

@@ -1131,7 +1131,7 @@ export interface RpcErrorData {
 }
 
 /**
- * The arguments of the Bash tool (../handlers/schemas/Bash.json).
+ * The arguments of the Bash tool.
  */
 export interface BashArgs {
   command: string;
@@ -1141,14 +1141,14 @@ export interface BashArgs {
 }
 
 /**
- * The arguments of the BrowserPreview tool (../handlers/schemas/BrowserPreview.json).
+ * The arguments of the BrowserPreview tool.
  */
 export interface BrowserPreviewArgs {
   path: string;
 }
 
 /**
- * The arguments of the Edit tool (../handlers/schemas/Edit.json).
+ * The arguments of the Edit tool.
  */
 export interface EditArgs {
   path: string;
@@ -1157,17 +1157,17 @@ export interface EditArgs {
 }
 
 /**
- * The arguments of the EnterGoalMode tool (../handlers/schemas/EnterGoalMode.json).
+ * The arguments of the EnterGoalMode tool.
  */
 export interface EnterGoalModeArgs {}
 
 /**
- * The arguments of the EnterPlanMode tool (../handlers/schemas/EnterPlanMode.json).
+ * The arguments of the EnterPlanMode tool.
  */
 export interface EnterPlanModeArgs {}
 
 /**
- * The arguments of the Glob tool (../handlers/schemas/Glob.json).
+ * The arguments of the Glob tool.
  */
 export interface GlobArgs {
   pattern: string;
@@ -1176,7 +1176,7 @@ export interface GlobArgs {
 }
 
 /**
- * The arguments of the Grep tool (../handlers/schemas/Grep.json).
+ * The arguments of the Grep tool.
  */
 export interface GrepArgs {
   pattern: string;
@@ -1189,7 +1189,7 @@ export interface GrepArgs {
 }
 
 /**
- * The arguments of the Read tool (../handlers/schemas/Read.json).
+ * The arguments of the Read tool.
  */
 export interface ReadArgs {
   path: string;
@@ -1198,21 +1198,21 @@ export interface ReadArgs {
 }
 
 /**
- * The arguments of the SubmitGoal tool (../handlers/schemas/SubmitGoal.json).
+ * The arguments of the SubmitGoal tool.
  */
 export interface SubmitGoalArgs {
   markdown: string;
 }
 
 /**
- * The arguments of the SubmitPlan tool (../handlers/schemas/SubmitPlan.json).
+ * The arguments of the SubmitPlan tool.
  */
 export interface SubmitPlanArgs {
   markdown: string;
 }
 
 /**
- * The arguments of the Task tool (../handlers/schemas/Task.json).
+ * The arguments of the Task tool.
  */
 export interface TaskArgs {
   subagent: string;
@@ -1220,14 +1220,14 @@ export interface TaskArgs {
 }
 
 /**
- * The arguments of the ToolSearch tool (../handlers/schemas/ToolSearch.json).
+ * The arguments of the ToolSearch tool.
  */
 export interface ToolSearchArgs {
   query: string;
 }
 
 /**
- * The arguments of the Write tool (../handlers/schemas/Write.json).
+ * The arguments of the Write tool.
  */
 export interface WriteArgs {
   path: string;
@@ -1235,7 +1235,7 @@ export interface WriteArgs {
 }
 
 /**
- * The arguments of the asktool tool (../handlers/schemas/asktool.json).
+ * The arguments of the asktool tool.
  */
 export interface AsktoolArgs {
   /**
@@ -1265,7 +1265,7 @@ export interface AsktoolArgs {
 }
 
 /**
- * The arguments of the new_context tool (../handlers/schemas/new_context.json).
+ * The arguments of the new_context tool.
  */
 export interface NewContextArgs {}
 
