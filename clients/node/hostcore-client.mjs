@@ -40,6 +40,11 @@ import { JSONRPCClient, JSONRPCServer, JSONRPCServerAndClient } from "json-rpc-2
  */
 
 /**
+ * The events a client emits: one per host→client notification, with its params.
+ * @typedef {{ [M in keyof HostNotifications]: [HostNotifications[M]["params"]] }} HostEvents
+ */
+
+/**
  * @typedef {object} ClientOptions
  * @property {Record<string, string>} [env] added to the environment hostcore runs with
  * @property {(card: PermissionRequestParams) => MaybePromise<PermissionDecision>} [onPermission]
@@ -83,6 +88,8 @@ const lineCap = 16 << 20;
  * named by their method (`client.on("tool.output", (params) => ...)`);
  * cards, questions and plugin calls are answered by the callbacks of
  * ClientOptions.
+ *
+ * @extends {EventEmitter<HostEvents>}
  */
 export class HostcoreClient extends EventEmitter {
   /**
@@ -149,7 +156,7 @@ export class HostcoreClient extends EventEmitter {
     for (const n of notifications) {
       this.rpc.addMethod(n, (params) => {
         if (n === "tool.output") this.outputs.get(callKey(params.sessionId, params.toolCallId))?.(params);
-        this.emit(n, params);
+        this.emit(n, /** @type {any} */ (params));
       });
     }
 
