@@ -53,9 +53,9 @@ func TestSchemaLive(t *testing.T) {
 	d.call("plugins.register", `{"pluginId":"acme","grants":["x"],"tools":[{"name":"echo"}]}`)
 	d.call("plugins.register", `{"pluginId":"acme","grants":["agent.tool.register"],"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"},"risk":"low"}]}`)
 
-	// exec runs a tool in s1 and checks how it ended: want is its
+	// run runs a tool in s1 and checks how it ended: want is its
 	// errorCode, "" for success.
-	exec := func(id, tool, args, want string) map[string]any {
+	run := func(id, tool, args, want string) map[string]any {
 		t.Helper()
 		r := d.call("tools.execute", fmt.Sprintf(`{"sessionId":"s1","turnId":"t1","toolCallId":%q,"toolName":%q,"args":%s}`, id, tool, args))
 		if got, _ := r["errorCode"].(string); got != want {
@@ -63,23 +63,23 @@ func TestSchemaLive(t *testing.T) {
 		}
 		return r
 	}
-	exec("r1", "Read", `{"path":"a.txt"}`, "")
-	exec("r2", "Read", `{"path":"dir"}`, "INVALID_ARGUMENT")
-	exec("g1", "Glob", `{"pattern":"*.txt"}`, "")
-	exec("g2", "Grep", `{"pattern":"alpha"}`, "")
-	exec("w1", "Write", `{"path":"b.txt","content":"one\n"}`, "")
-	edit := exec("e1", "Edit", `{"path":"b.txt","old_string":"one","new_string":"two"}`, "")
-	exec("e2", "Edit", `{"path":"b.txt","old_string":"absent","new_string":"x"}`, "TOOL_FAILED")
-	exec("b1", "Bash", `{"command":"echo out; echo err >&2"}`, "")
-	exec("b2", "Bash", `{"command":"kill -9 $$"}`, "TOOL_FAILED")
-	exec("bp", "BrowserPreview", `{"path":"page.html"}`, "")
-	exec("q1", "asktool", `{"questions":[{"id":"go","question":"Go on?"},{"id":"pick","question":"Which?","multiSelect":true,"options":[{"label":"a","description":"A"}]}]}`, "")
-	exec("nc", "new_context", `{}`, "")
-	exec("ts", "ToolSearch", `{"query":"browser"}`, "")
-	exec("tk", "Task", `{"subagent":"helper","prompt":"look"}`, "")
-	exec("pl", "plugin_acme_echo", `{"n":1}`, "")
-	exec("slow", "Write", `{"path":"slow.txt","content":"x"}`, "TOOL_DENIED") // card left unanswered: permission.cancelled
-	exec("w1", "Read", `{"path":"a.txt"}`, "DUPLICATE_TOOL_CALL")             // DUPLICATE_TOOL_CALL
+	run("r1", "Read", `{"path":"a.txt"}`, "")
+	run("r2", "Read", `{"path":"dir"}`, "INVALID_ARGUMENT")
+	run("g1", "Glob", `{"pattern":"*.txt"}`, "")
+	run("g2", "Grep", `{"pattern":"alpha"}`, "")
+	run("w1", "Write", `{"path":"b.txt","content":"one\n"}`, "")
+	edit := run("e1", "Edit", `{"path":"b.txt","old_string":"one","new_string":"two"}`, "")
+	run("e2", "Edit", `{"path":"b.txt","old_string":"absent","new_string":"x"}`, "TOOL_FAILED")
+	run("b1", "Bash", `{"command":"echo out; echo err >&2"}`, "")
+	run("b2", "Bash", `{"command":"kill -9 $$"}`, "TOOL_FAILED") // a signal: exitCode null
+	run("bp", "BrowserPreview", `{"path":"page.html"}`, "")
+	run("q1", "asktool", `{"questions":[{"id":"go","question":"Go on?"},{"id":"pick","question":"Which?","multiSelect":true,"options":[{"label":"a","description":"A"}]}]}`, "")
+	run("nc", "new_context", `{}`, "")
+	run("ts", "ToolSearch", `{"query":"browser"}`, "")
+	run("tk", "Task", `{"subagent":"helper","prompt":"look"}`, "")
+	run("pl", "plugin_acme_echo", `{"n":1}`, "")
+	run("slow", "Write", `{"path":"slow.txt","content":"x"}`, "TOOL_DENIED") // card left unanswered: permission.cancelled
+	run("w1", "Read", `{"path":"a.txt"}`, "DUPLICATE_TOOL_CALL")             // a reused id
 	d.call("tools.execute", `{"sessionId":"s1","turnId":"t1","toolCallId":"rd","toolName":"Read","args":{"path":"a.txt"},"promptId":"p1","messageId":"m1","batchSize":1,"delegate":"helper"}`)
 	d.call("tools.execute", `{"sessionId":"tmp","turnId":"t1","toolCallId":"nw","toolName":"Write","args":{"path":"x","content":"x"}}`)
 
@@ -95,16 +95,16 @@ func TestSchemaLive(t *testing.T) {
 		t.Error("review.rollback of the last edit failed")
 	}
 
-	exec("ep", "EnterPlanMode", `{}`, "")
+	run("ep", "EnterPlanMode", `{}`, "")
 	lists = append(lists, d.call("tools.list", `{"sessionId":"s1"}`))
-	plan := exec("sp", "SubmitPlan", `{"markdown":"# plan\n"}`, "")
+	plan := run("sp", "SubmitPlan", `{"markdown":"# plan\n"}`, "")
 	details, _ := plan["details"].(map[string]any)
 	if d.call("approval.resolve", fmt.Sprintf(`{"sessionId":"s1","approvalId":%q,"decision":"approve"}`, details["approvalId"])) == nil {
 		t.Error("approving the plan failed")
 	}
-	exec("eg", "EnterGoalMode", `{}`, "")
+	run("eg", "EnterGoalMode", `{}`, "")
 	lists = append(lists, d.call("tools.list", `{"sessionId":"s1"}`))
-	goal := exec("sg", "SubmitGoal", `{"markdown":"# goal\n"}`, "")
+	goal := run("sg", "SubmitGoal", `{"markdown":"# goal\n"}`, "")
 	details, _ = goal["details"].(map[string]any)
 	if d.call("approval.resolve", fmt.Sprintf(`{"sessionId":"s1","approvalId":%q,"decision":"reject"}`, details["approvalId"])) == nil {
 		t.Error("rejecting the goal failed")
