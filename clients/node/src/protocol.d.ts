@@ -714,13 +714,15 @@ export interface ApprovalResolveResult {
 export interface PluginsRegisterParams {
   pluginId: string;
   /**
-   * Nothing is registered without agent.tool.register.
+   * Nothing is registered without agent.tool.register: a plugin registering without it withdraws the tools it had.
    */
-  grants: string[];
+  grants?: string[];
   /**
+   * The plugin's tools; registering replaces those it had.
+   *
    * @maxItems 256
    */
-  tools: PluginToolDefinition[];
+  tools?: PluginToolDefinition[];
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -734,9 +736,9 @@ export interface PluginToolDefinition {
    */
   inputSchema?: {} | null;
   /**
-   * low, medium or high; absent or any other value is medium.
+   * low, medium or high; absent or any other value, of any type, is medium.
    */
-  risk?: string;
+  risk?: Risk;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
