@@ -1,34 +1,115 @@
-// A Node client for hostcore, driven exactly as the sidecar drives it: the
+// A typed Node client for hostcore, driven as the sidecar drives it: the
 // binary is spawned as a child and spoken to over stdin/stdout with one
-// JSON-RPC 2.0 message per line (PROTOCOL.md section 1).
+// JSON-RPC 2.0 message per line.
 //
 // JSON-RPC itself (ids, pending requests, errors, dispatch of host→client
 // requests and notifications) is the json-rpc-2.0 package's
 // JSONRPCServerAndClient, which is transport-agnostic and bidirectional:
-// hostcore sends requests (permission.request, ask.request) as well as
-// answering ours. This file adds only the newline framing. (vscode-jsonrpc's
-// stream reader would not do: it speaks Content-Length framing.)
+// hostcore sends requests (permission.request, ask.request, plugin.invoke)
+// as well as answering ours. This file adds the newline framing and the
+// types: every method's params and result come from src/protocol.d.ts,
+// generated from the repository's schema/ (npm run gen), and tsc checks
+// this file against them (npm run typecheck). vscode-jsonrpc's stream
+// reader would not do: it speaks Content-Length framing.
 import { spawn } from "node:child_process";
+import { EventEmitter } from "node:events";
 import { createInterface } from "node:readline";
 import { JSONRPCClient, JSONRPCServer, JSONRPCServerAndClient } from "json-rpc-2.0";
 
-export class HostcoreClient {
+/**
+ * @typedef {import("./src/protocol.js").ClientRequests} ClientRequests
+ * @typedef {import("./src/protocol.js").HostRequests} HostRequests
+ * @typedef {import("./src/protocol.js").HostNotifications} HostNotifications
+ * @typedef {import("./src/protocol.js").ExecuteParams} ExecuteParams
+ * @typedef {import("./src/protocol.js").ToolResult} ToolResult
+ * @typedef {import("./src/protocol.js").ToolArgs} ToolArgs
+ * @typedef {import("./src/protocol.js").ToolOutputParams} ToolOutputParams
+ * @typedef {import("./src/protocol.js").PermissionRequestParams} PermissionRequestParams
+ * @typedef {import("./src/protocol.js").PermissionDecision} PermissionDecision
+ * @typedef {import("./src/protocol.js").AskRequestParams} AskRequestParams
+ * @typedef {import("./src/protocol.js").Answers} Answers
+ * @typedef {import("./src/protocol.js").PluginInvokeParams} PluginInvokeParams
+ * @typedef {import("./src/protocol.js").PluginReply} PluginReply
+ * @typedef {import("./src/protocol.js").ToolsCancelResult} ToolsCancelResult
+ * @typedef {import("./src/protocol.js").TurnCancelResult} TurnCancelResult
+ */
+
+/**
+ * @template T
+ * @typedef {T | Promise<T>} MaybePromise
+ */
+
+/**
+ * The events a client emits: one per host→client notification, with its params.
+ * @typedef {{ [M in keyof HostNotifications]: [HostNotifications[M]["params"]] }} HostEvents
+ */
+
+/**
+ * @typedef {object} ClientOptions
+ * @property {Record<string, string>} [env] added to the environment hostcore runs with
+ * @property {(card: PermissionRequestParams) => MaybePromise<PermissionDecision>} [onPermission]
+ *   answers a permission card; without it every card is denied (hostcore
+ *   would otherwise wait its permission timeout, 120 s by default)
+ * @property {(req: AskRequestParams) => MaybePromise<Answers>} [onAsk]
+ *   answers asktool's questions; without it they come back unanswered
+ * @property {(req: PluginInvokeParams) => MaybePromise<PluginReply>} [onPlugin]
+ *   runs a registered plugin tool
+ * @property {number} [logLimit] messages kept in .log (default 10000)
+ */
+
+/**
+ * @typedef {object} LoggedMessage one line hostcore wrote
+ * @property {"request" | "notification" | "response"} kind
+ * @property {string} [method]
+ * @property {unknown} [id]
+ * @property {any} [params] a tool.output's data is kept as its length, dataBytes
+ * @property {any} [result]
+ * @property {any} [error]
+ */
+
+/**
+ * @typedef {object} ExecuteExtra the optional members of tools.execute, and a per-call output callback
+ * @property {string} [promptId]
+ * @property {string} [messageId]
+ * @property {number} [batchSize]
+ * @property {string} [delegate]
+ * @property {string} [shell]
+ * @property {(chunk: ToolOutputParams) => void} [onOutput] called with each tool.output chunk of this call, in order
+ */
+
+/** The host→client notifications, emitted as events of the same name. */
+const notifications = /** @type {const} */ (["tool.output", "permission.cancelled", "ask.cancelled", "browser.preview", "approval.requested"]);
+
+/** hostcore reads lines of at most 16 MiB. */
+const lineCap = 16 << 20;
+
+/**
+ * A running hostcore. Host→client notifications are emitted as events
+ * named by their method (`client.on("tool.output", (params) => ...)`);
+ * cards, questions and plugin calls are answered by the callbacks of
+ * ClientOptions.
+ *
+ * @extends {EventEmitter<HostEvents>}
+ */
+export class HostcoreClient extends EventEmitter {
   /**
    * @param {string} bin path to the hostcore binary
-   * @param {string[]} args command-line flags
-   * @param {object} [opts] {env, onPermission(params) => decision|Promise,
-   *   onAsk(params) => answers, onPlugin(params) => {content, isError?, details?},
-   *   logLimit (messages kept in .log, default 10000)}
+   * @param {string[]} [args] command-line flags
+   * @param {ClientOptions} [opts]
    */
   constructor(bin, args = [], opts = {}) {
-    /** The last logLimit messages hostcore wrote, in order: {kind, method?, id?, params?, result?, error?}.
-     * A tool.output's data is kept as its length (dataBytes): a flood of output must not fill memory. */
+    super();
+    /** @type {LoggedMessage[]} the last logLimit messages hostcore wrote, in order; bounded, so a flood of output cannot fill memory */
     this.log = [];
     this.logLimit = opts.logLimit ?? 10000;
     /** The last 64 KiB of hostcore's stderr. */
     this.stderr = "";
-    /** Set once hostcore has exited (or could not start): requests are refused from then on. */
+    /** @type {string | null} set once hostcore has exited (or could not start): requests are refused from then on */
     this.gone = null;
+    /** Lines of stdout that were not JSON (none, from a healthy hostcore). */
+    this.protocolErrors = 0;
+    /** @type {Map<string, (chunk: ToolOutputParams) => void>} onOutput callbacks by sessionId and toolCallId */
+    this.outputs = new Map();
     this.child = spawn(bin, args, {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, ...(opts.env ?? {}) },
@@ -41,6 +122,7 @@ export class HostcoreClient {
     // pending requests are rejected below; the write error itself must
     // not crash the sidecar.
     this.child.stdin.on("error", () => {});
+    /** @type {Promise<{code: number | null, signal: NodeJS.Signals | null, error?: Error}>} settles when hostcore has exited or could not start */
     this.exited = new Promise((resolve) => {
       this.child.on("exit", (code, signal) => {
         // Answers written just before the exit may still be in the pipe
@@ -50,7 +132,7 @@ export class HostcoreClient {
         resolve({ code, signal });
       });
       // A binary that cannot be spawned (ENOENT, EACCES) is an 'error'
-      // event, not an exit: unhandled, it killed the sidecar.
+      // event, not an exit: unhandled, it would kill the sidecar.
       this.child.on("error", (err) => {
         this.goneWith(`hostcore could not be started: ${err.message}`);
         resolve({ code: null, signal: null, error: err });
@@ -65,16 +147,16 @@ export class HostcoreClient {
     this.rpc = new JSONRPCServerAndClient(server, client);
 
     const onPermission = opts.onPermission ?? (() => "deny");
-    this.rpc.addMethod("permission.request", async (params) => ({ decision: await onPermission(params) }));
-    this.rpc.addMethod("ask.request", async (params) => ({ answers: opts.onAsk ? await opts.onAsk(params) : {} }));
-    this.rpc.addMethod("plugin.invoke", async (params) => {
+    this.rpc.addMethod("permission.request", async (/** @type {PermissionRequestParams} */ params) => ({ decision: await onPermission(params) }));
+    this.rpc.addMethod("ask.request", async (/** @type {AskRequestParams} */ params) => ({ answers: opts.onAsk ? await opts.onAsk(params) : {} }));
+    this.rpc.addMethod("plugin.invoke", async (/** @type {PluginInvokeParams} */ params) => {
       if (!opts.onPlugin) throw new Error(`no plugin host for ${params.pluginId}`);
       return await opts.onPlugin(params);
     });
-    this.listeners = new Map();
-    for (const n of ["tool.output", "permission.cancelled", "ask.cancelled", "browser.preview", "approval.requested"]) {
+    for (const n of notifications) {
       this.rpc.addMethod(n, (params) => {
-        for (const l of this.listeners.get(n) ?? []) l(params);
+        if (n === "tool.output") this.outputs.get(callKey(params.sessionId, params.toolCallId))?.(params);
+        this.emit(n, /** @type {any} */ (params));
       });
     }
 
@@ -83,8 +165,8 @@ export class HostcoreClient {
       let msg;
       try {
         msg = JSON.parse(line);
-      } catch (e) {
-        this.protocolErrors = (this.protocolErrors ?? 0) + 1;
+      } catch {
+        this.protocolErrors++;
         return;
       }
       const kind = msg.method ? (msg.id !== undefined ? "request" : "notification") : "response";
@@ -100,42 +182,117 @@ export class HostcoreClient {
     lines.on("close", () => this.goneWith("hostcore closed its stdout"));
   }
 
+  /** @param {string} why */
   goneWith(why) {
     if (!this.gone) this.gone = why;
     this.rpc.rejectAllPendingRequests(this.gone);
   }
 
   /**
-   * Sends a request and resolves with its result (rejects on an error
-   * answer). Rejects at once once hostcore has gone, and for a message over
-   * hostcore's 16 MiB line cap (whose answer could not name the request).
-   * opts.timeoutMs rejects a request not answered in time.
+   * Sends a request and resolves with its result; rejects with the
+   * JSON-RPC error (its data.errorCode says which hostcore condition) on an
+   * error answer. Rejects at once once hostcore has gone, and for a
+   * message over hostcore's 16 MiB line cap (whose answer could not name
+   * the request). opts.timeoutMs rejects a request not answered in time.
+   *
+   * @template {keyof ClientRequests} M
+   * @param {M} method
+   * @param {ClientRequests[M]["params"]} [params]
+   * @param {{timeoutMs?: number}} [opts]
+   * @returns {Promise<ClientRequests[M]["result"]>}
    */
-  request(method, params = {}, opts = {}) {
+  request(method, params = /** @type {ClientRequests[M]["params"]} */ ({}), opts = {}) {
     if (this.gone) return Promise.reject(new Error(this.gone));
     const size = Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", id: 0, method, params }));
-    if (size > 16 << 20) return Promise.reject(new Error(`${method}: the message is ${size} bytes; hostcore reads lines of at most 16 MiB`));
-    return opts.timeoutMs ? this.rpc.timeout(opts.timeoutMs).request(method, params) : this.rpc.request(method, params);
+    if (size > lineCap) return Promise.reject(new Error(`${method}: the message is ${size} bytes; hostcore reads lines of at most 16 MiB`));
+    const rpc = opts.timeoutMs ? this.rpc.timeout(opts.timeoutMs) : this.rpc;
+    return Promise.resolve(rpc.request(method, params));
   }
 
-  /** Calls fn for every notification of this method. */
-  on(method, fn) {
-    if (!this.listeners.has(method)) this.listeners.set(method, []);
-    this.listeners.get(method).push(fn);
+  /**
+   * tools.execute with the envelope filled in. Its result says how the call
+   * went (ok false for a denial, bad arguments or a failing command); the
+   * promise rejects only for a broken envelope or an unknown session.
+   *
+   * @template {string} T
+   * @param {string} sessionId
+   * @param {string} toolCallId unique within the session
+   * @param {T} toolName
+   * @param {T extends keyof ToolArgs ? ToolArgs[T] : Record<string, unknown>} args
+   * @param {string} [turnId]
+   * @param {ExecuteExtra} [extra]
+   * @returns {Promise<ToolResult>}
+   */
+  async execute(sessionId, toolCallId, toolName, args, turnId = "turn-1", extra = {}) {
+    const { onOutput, ...rest } = extra;
+    const key = callKey(sessionId, toolCallId);
+    if (onOutput) this.outputs.set(key, onOutput);
+    try {
+      /** @type {ExecuteParams} */
+      const params = { ...rest, sessionId, turnId, toolCallId, toolName, args };
+      return await this.request("tools.execute", params);
+    } finally {
+      // Every chunk of a call precedes its answer: none can follow.
+      if (onOutput) this.outputs.delete(key);
+    }
   }
 
-  /** tools.execute with the envelope filled in; extra adds promptId, messageId, batchSize, delegate, shell. */
-  execute(sessionId, toolCallId, toolName, args, turnId = "turn-1", extra = {}) {
-    return this.request("tools.execute", { ...extra, sessionId, turnId, toolCallId, toolName, args });
+  /**
+   * Cancels one call (tools.cancel): it ends as TOOL_ABORTED, its process
+   * tree killed; resolves once it has ended.
+   *
+   * @param {string} sessionId
+   * @param {string} toolCallId
+   * @returns {Promise<ToolsCancelResult>}
+   */
+  cancel(sessionId, toolCallId) {
+    return this.request("tools.cancel", { sessionId, toolCallId });
   }
 
-  /** Closes stdin (no more requests) and waits for the exit. */
+  /**
+   * Cancels every call of a turn (turn.cancel).
+   *
+   * @param {string} sessionId
+   * @param {string} turnId
+   * @returns {Promise<TurnCancelResult>}
+   */
+  cancelTurn(sessionId, turnId) {
+    return this.request("turn.cancel", { sessionId, turnId });
+  }
+
+  /**
+   * Stops hostcore at once (the shutdown request: running calls end as
+   * TOOL_ABORTED, pending cards as deny) and waits for its exit; one that
+   * has not exited within graceMs is killed.
+   *
+   * @param {number} [graceMs]
+   */
+  async shutdown(graceMs = 5000) {
+    if (!this.gone) await this.request("shutdown", {}).catch(() => {});
+    const timer = setTimeout(() => this.kill(), graceMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes stdin (no more requests): running calls finish, then hostcore exits. Waits for the exit. */
   async close() {
     this.child.stdin.end();
     return this.exited;
   }
 
+  /** Kills hostcore if it is still running. */
   kill() {
-    if (this.child.exitCode === null) this.child.kill("SIGKILL");
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
   }
+}
+
+/**
+ * @param {string} sessionId
+ * @param {string} toolCallId
+ */
+function callKey(sessionId, toolCallId) {
+  return JSON.stringify([sessionId, toolCallId]);
 }

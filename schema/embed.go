@@ -1,0 +1,17 @@
+// Package schema holds hostcore's wire contract as JSON Schema (draft
+// 2020-12): protocol.schema.json describes every method's params and
+// result, every notification, every host→client request and its answer,
+// the error object and every built-in tool's details; tools.json maps each
+// built-in tool to its argument schema. Clients generate their types from
+// these files (clients/node does), and the package's tests hold them to
+// the Go types and to every transcript in testdata, so the files cannot
+// drift from what hostcore sends.
+package schema
+
+import "embed"
+
+// FS holds protocol.schema.json and tools.json, for Go code that validates
+// messages against the contract.
+//
+//go:embed protocol.schema.json tools.json
+var FS embed.FS
