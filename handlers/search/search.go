@@ -139,7 +139,7 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 	if err != nil {
 		return GlobResult{}, err
 	}
-	defer syscall.Close(rootFd)
+	defer closeFd(rootFd)
 
 	// Only the HeadLimit newest matches are kept (a bounded heap, oldest
 	// on top), so a pattern over a huge tree costs memory for what is
@@ -316,7 +316,7 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 	if g.rootFd, err = openRoot(o.Root, o.RootIdent); err != nil {
 		return GrepResult{}, err
 	}
-	defer syscall.Close(g.rootFd)
+	defer closeFd(g.rootFd)
 	chain, prefix := ancestorIgnores(o.Root)
 	err = walk(ctx, walkOptions{
 		root:     o.Root,
@@ -351,7 +351,7 @@ var ErrRootChanged = errors.New("the search path changed since it was checked; n
 // directory opened is also checked against want, for a directory renamed
 // in place of another.
 func openRoot(root string, want Ident) (int, error) {
-	fd, err := openCanonical(root, syscall.O_RDONLY|syscall.O_DIRECTORY)
+	fd, err := openCanonical(root, syscall.O_RDONLY|oDirectory)
 	if err == syscall.ELOOP {
 		return -1, ErrRootChanged
 	}
@@ -359,7 +359,7 @@ func openRoot(root string, want Ident) (int, error) {
 		return -1, &os.PathError{Op: "open", Path: root, Err: err}
 	}
 	if err := checkIdent(fd, want); err != nil {
-		syscall.Close(fd)
+		closeFd(fd)
 		return -1, err
 	}
 	return fd, nil
@@ -370,11 +370,11 @@ func checkIdent(fd int, want Ident) error {
 	if want == (Ident{}) {
 		return nil
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	got, err := fdIdent(fd)
+	if err != nil {
 		return err
 	}
-	if (Ident{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}) != want { //nolint:unconvert // widths differ by platform
+	if got != want {
 		return ErrRootChanged
 	}
 	return nil

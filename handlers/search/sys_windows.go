@@ -1,0 +1,43 @@
+package search
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// ErrNotPorted answers Glob and Grep here: the walk opens every entry
+// beneath a directory descriptor held open, refusing links (openat2, or
+// O_NOFOLLOW), and checks roots by device and inode; none of that is
+// ported to Windows yet, and a walk without it could be led out of the
+// root.
+var ErrNotPorted = errors.New("searching files (Glob, Grep) is not supported on this platform yet")
+
+const (
+	oDirectory = 0
+	oNoFollow  = 0
+)
+
+func openIn(rootFd int, abs, rel string, flags int) (int, error) { return -1, ErrNotPorted }
+func openCanonical(abs string, flags int) (int, error)           { return -1, ErrNotPorted }
+
+func readDirents(fd int, _ []byte, fn func(name string, typ entryType)) error { return ErrNotPorted }
+
+func closeFd(fd int) error                 { return ErrNotPorted }
+func readFd(fd int, p []byte) (int, error) { return 0, ErrNotPorted }
+func fdIdent(fd int) (Ident, error)        { return Ident{}, ErrNotPorted }
+
+func lstatType(abs string) entryType {
+	fi, err := os.Lstat(abs)
+	switch {
+	case err != nil:
+		return typeOther
+	case fi.Mode().IsRegular():
+		return typeFile
+	case fi.IsDir():
+		return typeDir
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return typeSymlink
+	}
+	return typeOther
+}
