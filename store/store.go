@@ -291,8 +291,11 @@ func restrictDBFiles(path string) error {
 		if err != nil {
 			return err
 		}
+		// A file of another user keeps the mode its owner gave it
+		// (hostcore cannot change it; what it may do with the file,
+		// SQLite finds out).
 		if perm := fi.Mode().Perm(); fi.Mode().IsRegular() && perm&0o077 != 0 {
-			if err := os.Chmod(name, perm&^0o077); err != nil {
+			if err := os.Chmod(name, perm&^0o077); err != nil && !errors.Is(err, fs.ErrPermission) {
 				return err
 			}
 		}
