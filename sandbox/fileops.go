@@ -27,6 +27,13 @@ var (
 	ErrTooLarge = errors.New("file too large")
 )
 
+// ErrNotPorted answers every file operation where containment is not
+// ported yet (Windows; see sys_windows.go): it rests on directory
+// descriptors held open and on device and inode numbers. Failing is the
+// safe answer; a file tool that read or wrote without those checks could
+// be led outside the workspace.
+var ErrNotPorted = errors.New("file operations are not supported on this platform yet")
+
 // openBase opens res.Base as an os.Root and checks it is still the directory
 // Resolve saw. Every operation goes through the returned root, so whatever is
 // swapped in below Base afterwards, the kernel cannot be made to leave it.

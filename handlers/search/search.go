@@ -345,6 +345,13 @@ type Ident struct{ Dev, Ino uint64 }
 // the caller resolved (and had approved): something was swapped in since.
 var ErrRootChanged = errors.New("the search path changed since it was checked; nothing was searched")
 
+// ErrNotPorted answers Glob and Grep where the walk is not ported yet
+// (Windows; see sys_windows.go): it opens every entry beneath a directory
+// descriptor held open, refusing links (openat2, or O_NOFOLLOW), and
+// checks roots by device and inode, and a walk without that could be led
+// out of the root.
+var ErrNotPorted = errors.New("searching files (Glob, Grep) is not supported on this platform yet")
+
 // openRoot opens the search root that every walked path is resolved
 // beneath. root is canonical: a symlink in any component of it now is a
 // swap since the caller resolved it, refused (openCanonical). The

@@ -1,17 +1,9 @@
 package search
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 )
-
-// ErrNotPorted answers Glob and Grep here: the walk opens every entry
-// beneath a directory descriptor held open, refusing links (openat2, or
-// O_NOFOLLOW), and checks roots by device and inode; none of that is
-// ported to Windows yet, and a walk without it could be led out of the
-// root.
-var ErrNotPorted = errors.New("searching files (Glob, Grep) is not supported on this platform yet")
 
 const (
 	oDirectory = 0
