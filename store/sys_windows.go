@@ -7,8 +7,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// journalOpenFlags: Windows has neither O_NOFOLLOW nor FIFOs in the file
-// system; the journal is checked to be a regular file once open.
+// journalOpenFlags: Windows has no FIFOs in the file system to block on,
+// and no O_NOFOLLOW: a link at the journal's name is followed here. The
+// journal is checked to be a regular file once open.
 const journalOpenFlags = 0
 
 // lockOffset is where the one locked byte lies: far past the pid the
