@@ -244,9 +244,8 @@ var errLockHeld = errors.New("held by another process")
 
 // lockDataDir takes the data dir for this process: hostcore.lock, locked
 // (tryLock) for as long as the process holds it, with its pid inside. A
-// second hostcore on the same data dir used to wait SQLite's 10 s busy
-// timeout and then say "database is locked"; it now stops at once,
-// naming the holder.
+// second hostcore on the same data dir stops at once, naming the holder,
+// rather than wait SQLite's 10 s busy timeout for "database is locked".
 func lockDataDir(dataDir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dataDir, "hostcore.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
