@@ -61,12 +61,13 @@ func run(args []string) int {
 		return runMCP(args[1:])
 	}
 	fs := flag.NewFlagSet("hostcore", flag.ContinueOnError)
+	env := newEnvDefaults()
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission card waits before it is denied")
-	slots := fs.Int("mutation-slots", envInt("HOSTCORE_MUTATION_SLOTS", "mutation-slots", 4), "Write/Edit bodies that may run at once across sessions")
+	slots := fs.Int("mutation-slots", env.getInt("HOSTCORE_MUTATION_SLOTS", "mutation-slots", 4), "Write/Edit bodies that may run at once across sessions")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
-	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
-	batch := fs.Bool("batch-commands", envBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
+	warm := fs.Bool("warm-reaper", env.getBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
+	batch := fs.Bool("batch-commands", env.getBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
 	spinStr := fs.String("input-spin", envOr("HOSTCORE_INPUT_SPIN", rpc.InputSpin.String()), "how long a read of stdin polls before it sleeps while requests come back to back, 0 to 1ms (0: never)")
 	if code, ok := parseFlags(fs, args, "hostcore [flags]  (or: hostcore mcp --workspace DIR [flags])"); !ok {
 		return code
@@ -84,7 +85,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "hostcore: --mutation-slots must be at least 1")
 		return 2
 	}
-	timeout, log, logw, ok := commonFlags("hostcore", fs, *timeoutStr, *logLevel)
+	timeout, log, logw, ok := commonFlags("hostcore", fs, env, *timeoutStr, *logLevel)
 	if !ok {
 		return 2
 	}
@@ -233,8 +234,8 @@ func givenAs(fs *flag.FlagSet, flagName, env string) string {
 
 // commonFlags checks the flags both commands take and builds the logger
 // (JSON lines on stderr; stdout is the protocol's).
-func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (time.Duration, *slog.Logger, *rpc.LogWriter, bool) {
-	if !checkEnv(cmd, fs) {
+func commonFlags(cmd string, fs *flag.FlagSet, env *envDefaults, timeoutStr, logLevel string) (time.Duration, *slog.Logger, *rpc.LogWriter, bool) {
+	if !env.check(cmd, fs) {
 		return 0, nil, nil, false
 	}
 	timeout, err := time.ParseDuration(timeoutStr)
@@ -254,47 +255,50 @@ func commonFlags(cmd string, fs *flag.FlagSet, timeoutStr, logLevel string) (tim
 	return timeout, slog.New(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: level})), logw, true
 }
 
-// envErrs collects, by flag name, environment variables set to values
-// hostcore cannot read: they stop it as a bad flag would (exit 2), not
-// silently fall back, unless the flag itself was given (a flag wins over
-// its variable).
-var envErrs = map[string]string{}
+// envDefaults reads the HOSTCORE_<NAME> variables that give flags their
+// defaults. It keeps, by flag name, the variables set to values hostcore
+// cannot read: they stop it as a bad flag would (exit 2), not silently
+// fall back, unless the flag itself was given (a flag wins over its
+// variable).
+type envDefaults struct{ errs map[string]string }
 
-func envInt(key, flagName string, def int) int {
+func newEnvDefaults() *envDefaults { return &envDefaults{errs: map[string]string{}} }
+
+func (e *envDefaults) getInt(key, flagName string, def int) int {
 	raw := os.Getenv(key)
 	if raw == "" {
 		return def
 	}
 	v, err := strconv.Atoi(raw)
 	if err != nil || v < 1 {
-		envErrs[flagName] = fmt.Sprintf("%s=%q: want a whole number of at least 1", key, raw)
+		e.errs[flagName] = fmt.Sprintf("%s=%q: want a whole number of at least 1", key, raw)
 		return def
 	}
 	return v
 }
 
-// envBool reads a switch: "1" or "true" (any case) turn it on, "0" or
+// getBool reads a switch: "1" or "true" (any case) turn it on, "0" or
 // "false" off.
-func envBool(key, flagName string) bool {
+func (e *envDefaults) getBool(key, flagName string) bool {
 	raw := os.Getenv(key)
 	if raw == "" {
 		return false
 	}
 	v, err := strconv.ParseBool(raw)
 	if err != nil {
-		envErrs[flagName] = fmt.Sprintf("%s=%q: want 1, true, 0 or false", key, raw)
+		e.errs[flagName] = fmt.Sprintf("%s=%q: want 1, true, 0 or false", key, raw)
 	}
 	return v
 }
 
-// checkEnv reports the unreadable environment variables whose flags were
-// not given; false: exit 2.
-func checkEnv(cmd string, fs *flag.FlagSet) bool {
-	fs.Visit(func(f *flag.Flag) { delete(envErrs, f.Name) })
-	for _, e := range envErrs {
-		fmt.Fprintf(os.Stderr, "%s: %s\n", cmd, e)
+// check reports the unreadable variables whose flags were not given;
+// false: exit 2.
+func (e *envDefaults) check(cmd string, fs *flag.FlagSet) bool {
+	fs.Visit(func(f *flag.Flag) { delete(e.errs, f.Name) })
+	for _, msg := range e.errs {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", cmd, msg)
 	}
-	return len(envErrs) == 0
+	return len(e.errs) == 0
 }
 
 func envOr(key, def string) string {
@@ -348,13 +352,14 @@ func mcpDataDir(base, workspace string) string {
 // (rpc/mcp). stdout carries MCP only; logs go to stderr.
 func runMCP(args []string) int {
 	fs := flag.NewFlagSet("hostcore mcp", flag.ContinueOnError)
+	env := newEnvDefaults()
 	workspace := fs.String("workspace", "", "the workspace directory the session is bound to (required)")
 	permMode := fs.String("permission-mode", "ask", "ask, accept-edits or auto")
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission prompt waits before it is denied")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
-	warm := fs.Bool("warm-reaper", envBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
-	batch := fs.Bool("batch-commands", envBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
+	warm := fs.Bool("warm-reaper", env.getBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
+	batch := fs.Bool("batch-commands", env.getBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
 	if code, ok := parseFlags(fs, args, "hostcore mcp --workspace DIR [flags]"); !ok {
 		return code
 	}
@@ -372,7 +377,7 @@ func runMCP(args []string) int {
 		fmt.Fprintf(os.Stderr, "hostcore mcp: --permission-mode %q: want ask, accept-edits or auto\n", *permMode)
 		return 2
 	}
-	timeout, log, logw, ok := commonFlags("hostcore mcp", fs, *timeoutStr, *logLevel)
+	timeout, log, logw, ok := commonFlags("hostcore mcp", fs, env, *timeoutStr, *logLevel)
 	if !ok {
 		return 2
 	}

@@ -27,6 +27,13 @@ var (
 	ErrTooLarge = errors.New("file too large")
 )
 
+// ErrNotPorted answers every file operation where containment is not
+// ported yet (Windows; see sys_windows.go): it rests on directory
+// descriptors held open and on device and inode numbers. Failing is the
+// safe answer; a file tool that read or wrote without those checks could
+// be led outside the workspace.
+var ErrNotPorted = errors.New("file operations are not supported on this platform yet")
+
 // openBase opens res.Base as an os.Root and checks it is still the directory
 // Resolve saw. Every operation goes through the returned root, so whatever is
 // swapped in below Base afterwards, the kernel cannot be made to leave it.
@@ -87,39 +94,6 @@ func openParent(res Resolved, create bool) (*os.Root, string, error) {
 		return nil, "", fmt.Errorf("%w: %s is no longer the directory that was checked", ErrChanged, filepath.Dir(res.Display))
 	}
 	return parent, base, nil
-}
-
-// openDirRoot opens dir (beneath root, or an absolute path when root is
-// nil) as an os.Root without ever blocking on what is there. os.OpenRoot
-// and Root.OpenRoot open their last component without O_DIRECTORY or
-// O_NONBLOCK, so a FIFO there blocked the call until something wrote to
-// it: a Read of "fifo/x" with a FIFO at fifo was never answered, and a
-// review that swapped a directory for a FIFO in a loop wedged a Write
-// (and every later mutation of its session) between a check and the
-// open. So dir is opened as a directory, never blocking, and the Root
-// is made from the descriptor held (through /proc/self/fd), whatever
-// dir names by then. Without /proc, dir is opened again by name after
-// that check; a FIFO swapped in between the two still blocks.
-func openDirRoot(root *os.Root, dir string) (*os.Root, error) {
-	const flags = os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK
-	var f *os.File
-	var err error
-	if root == nil {
-		f, err = os.OpenFile(dir, flags, 0)
-	} else {
-		f, err = root.OpenFile(dir, flags, 0)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if r, err := os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); err == nil {
-		return r, nil
-	}
-	if root == nil {
-		return os.OpenRoot(dir)
-	}
-	return root.OpenRoot(dir)
 }
 
 // classify maps a file's type onto the package errors; nil for a regular file.

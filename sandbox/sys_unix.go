@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
@@ -21,4 +22,37 @@ func identOf(fi fs.FileInfo) FileIdent {
 		return FileIdent{}
 	}
 	return FileIdent{Dev: uint64(st.Dev), Ino: uint64(st.Ino)} //nolint:unconvert // widths differ by platform
+}
+
+// openDirRoot opens dir (beneath root, or an absolute path when root is
+// nil) as an os.Root without ever blocking on what is there. os.OpenRoot
+// and Root.OpenRoot open their last component without O_DIRECTORY or
+// O_NONBLOCK, so a FIFO there blocked the call until something wrote to
+// it: a Read of "fifo/x" with a FIFO at fifo was never answered, and a
+// review that swapped a directory for a FIFO in a loop wedged a Write
+// (and every later mutation of its session) between a check and the
+// open. So dir is opened as a directory, never blocking, and the Root
+// is made from the descriptor held (through /proc/self/fd), whatever
+// dir names by then. Without /proc, dir is opened again by name after
+// that check; a FIFO swapped in between the two still blocks.
+func openDirRoot(root *os.Root, dir string) (*os.Root, error) {
+	const flags = os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK
+	var f *os.File
+	var err error
+	if root == nil {
+		f, err = os.OpenFile(dir, flags, 0)
+	} else {
+		f, err = root.OpenFile(dir, flags, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if r, err := os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); err == nil {
+		return r, nil
+	}
+	if root == nil {
+		return os.OpenRoot(dir)
+	}
+	return root.OpenRoot(dir)
 }

@@ -10,16 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
-
-	"hostcore/handlers/jsonobj"
 )
 
 // The audit journal.
@@ -69,36 +65,6 @@ type journalRow struct {
 	Row        AuditRow `json:"row"`
 }
 
-// appendJSON appends jr as one JSON object, as json.Marshal encodes it,
-// without reflection (encoding/json was an eighth
-// of a small Read's CPU). TestJournalLineDecodesAsMarshal holds the two
-// to the same values.
-func (jr *journalRow) appendJSON(b []byte) []byte {
-	r := &jr.Row
-	b = strconv.AppendUint(append(b, `{"seq":`...), jr.Seq, 10)
-	if jr.RecordCall {
-		b = append(b, `,"recordCall":true`...)
-	}
-	b = jsonobj.AppendString(append(b, `,"row":{"sessionId":`...), r.SessionID)
-	b = jsonobj.AppendString(append(b, `,"turnId":`...), r.TurnID)
-	b = jsonobj.AppendString(append(b, `,"toolCallId":`...), r.ToolCallID)
-	b = jsonobj.AppendString(append(b, `,"toolName":`...), r.ToolName)
-	b = jsonobj.AppendString(append(b, `,"argsHash":`...), r.ArgsHash)
-	b = jsonobj.AppendString(append(b, `,"argsPreview":`...), r.ArgsPreview)
-	b = jsonobj.AppendString(append(b, `,"externalPath":`...), r.ExternalPath)
-	b = jsonobj.AppendString(append(b, `,"decision":`...), r.Decision)
-	b = strconv.AppendBool(append(b, `,"prompted":`...), r.Prompted)
-	b = strconv.AppendInt(append(b, `,"permissionWaitMs":`...), r.PermissionWaitMs, 10)
-	b = strconv.AppendInt(append(b, `,"durationMs":`...), r.DurationMs, 10)
-	b = strconv.AppendInt(append(b, `,"overheadMs":`...), r.OverheadMs, 10)
-	b = strconv.AppendInt(append(b, `,"totalMs":`...), r.TotalMs, 10)
-	b = strconv.AppendBool(append(b, `,"ok":`...), r.OK)
-	b = jsonobj.AppendString(append(b, `,"errorCode":`...), r.ErrorCode)
-	b = jsonobj.AppendString(append(b, `,"delegate":`...), r.Delegate)
-	b = jsonobj.AppendString(append(b, `,"createdAt":`...), r.CreatedAt)
-	return append(b, "}}"...)
-}
-
 type journal struct {
 	mu      sync.Mutex
 	f       *os.File
@@ -122,9 +88,7 @@ type journal struct {
 // line (a write cut short by the crash, never acknowledged) is dropped.
 func openJournal(dataDir string, applied uint64) (*journal, error) {
 	path := filepath.Join(dataDir, journalName)
-	// Not through a link, and not blocking on a FIFO standing there (a
-	// read of one held open for writing by us would wait for ever).
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|journalOpenFlags, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the audit journal: %w", err)
 	}
@@ -185,7 +149,11 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 		return errJournalBroken
 	}
 	jr := journalRow{Seq: j.seq + 1, RecordCall: recordCall, Row: r}
-	line := append(jr.appendJSON(make([]byte, 0, 512)), '\n')
+	line, err := json.Marshal(jr)
+	if err != nil {
+		return fmt.Errorf("%w: encoding it: %v", errJournalBroken, err)
+	}
+	line = append(line, '\n')
 	if n, err := j.f.Write(line); err != nil || n != len(line) {
 		if err == nil {
 			err = io.ErrShortWrite
@@ -225,12 +193,6 @@ func (s *Store) journalAppend(r AuditRow, recordCall bool) error {
 // gone says whether the journal's file no longer has the name a start
 // reads: unlinked (replaced) under us. One statx per append.
 func (j *journal) gone() bool { return unlinked(j.fdn) }
-
-// fstatUnlinked is unlinked by fstat: where statx is not to be had.
-func fstatUnlinked(fd int) bool {
-	var st syscall.Stat_t
-	return syscall.Fstat(fd, &st) == nil && st.Nlink == 0
-}
 
 // renamed says whether the journal's name now leads to another file (or
 // none): moved away under us. Checked at every flush.

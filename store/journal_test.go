@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -251,31 +250,6 @@ func TestJournalBoundsWhatWaits(t *testing.T) {
 	}
 }
 
-// A FIFO where the journal goes stops Open at once with a message (a
-// read of a FIFO it held open for writing itself waited for ever).
-func TestJournalThatIsAFIFO(t *testing.T) {
-	dir := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(dir, journalName), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		s, err := Open(dir)
-		if err == nil {
-			s.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
-			t.Fatalf("Open with a FIFO for its journal: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Open hung on a FIFO for its journal")
-	}
-}
-
 // A journal removed, replaced or moved while hostcore runs loses no
 // acknowledged row to a crash: rows go to SQLite from then on (at once
 // for one removed or replaced; by the next flush for one moved away),
@@ -327,37 +301,75 @@ func TestJournalTamperedWith(t *testing.T) {
 	}
 }
 
-// TestJournalLineDecodesAsMarshal: a journal line read back gives the row
-// json.Marshal's encoding of it would, whatever its strings hold.
+// TestJournalLineDecodesAsMarshal: a row appended to the journal is read
+// back by the next start as json.Marshal's encoding of it reads, whatever
+// its strings hold.
 func TestJournalLineDecodesAsMarshal(t *testing.T) {
 	for _, s := range []string{"", "plain", `quote " and \ back`, "tab\tnewline\n", "\x00\x1f\x7f", "é 中 \u2028", "bad \xff utf-8", "<html>&"} {
-		checkJournalLine(t, 7, s == "plain", s, -3, s != "")
+		checkJournalLine(t, s == "plain", s, -3, s != "")
 	}
 }
 
 func FuzzJournalLine(f *testing.F) {
-	f.Add(uint64(1), true, "ghp_x \"q\"", int64(5), false)
-	f.Add(uint64(1<<63), false, "\xff\xfe", int64(-1<<63), true)
-	f.Fuzz(func(t *testing.T, seq uint64, rc bool, s string, n int64, b bool) {
-		checkJournalLine(t, seq, rc, s, n, b)
+	f.Add(true, "ghp_x \"q\"", int64(5), false)
+	f.Add(false, "\xff\xfe", int64(-1<<63), true)
+	f.Fuzz(func(t *testing.T, rc bool, s string, n int64, b bool) {
+		checkJournalLine(t, rc, s, n, b)
 	})
 }
 
-func checkJournalLine(t *testing.T, seq uint64, rc bool, s string, n int64, b bool) {
+// checkJournalLine appends one row and reads the journal as a start after
+// a crash does.
+func checkJournalLine(t *testing.T, rc bool, s string, n int64, b bool) {
 	t.Helper()
-	jr := journalRow{Seq: seq, RecordCall: rc, Row: AuditRow{
+	row := AuditRow{
 		SessionID: s, TurnID: s + "t", ToolCallID: "c" + s, ToolName: s, ArgsHash: s, ArgsPreview: s + s,
 		ExternalPath: s, Decision: s, Prompted: b, PermissionWaitMs: n, DurationMs: -n, OverheadMs: n / 2,
 		TotalMs: n, OK: !b, ErrorCode: s, Delegate: s, CreatedAt: s,
-	}}
-	var got, want journalRow
-	if err := json.Unmarshal(jr.appendJSON(nil), &got); err != nil {
-		t.Fatalf("line %s: %v", jr.appendJSON(nil), err)
 	}
-	m, _ := json.Marshal(jr)
+	dir := t.TempDir()
+	st := mustOpen(t, dir)
+	if err := st.journalAppend(row, rc); err != nil {
+		t.Fatal(err)
+	}
+	copied := crashCopy(t, dir)
+	st.Close()
+	j, err := openJournal(copied, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.f.Close()
+	var want journalRow
+	m, _ := json.Marshal(journalRow{Seq: 1, RecordCall: rc, Row: row})
 	json.Unmarshal(m, &want)
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("line %s\nreads %+v\nwant  %+v", jr.appendJSON(nil), got, want)
+	if len(j.pending) != 1 || !reflect.DeepEqual(j.pending[0], want) {
+		t.Fatalf("journal reads %+v\nwant %+v", j.pending, want)
+	}
+}
+
+// oldJournalLine is a line as data dirs in use hold it.
+const oldJournalLine = `{"seq":3,"recordCall":true,"row":{"sessionId":"a","turnId":"t\u003c\u0026\u003e","toolCallId":"c1","toolName":"Bash","argsHash":"h","argsPreview":"{\"command\":\"echo \\u2028 é\\t\"}","externalPath":"","decision":"auto-allow","prompted":true,"permissionWaitMs":5,"durationMs":7,"overheadMs":1,"totalMs":13,"ok":true,"errorCode":"","delegate":"","createdAt":"2026-12-04T09:05:07.123Z"}}`
+
+// The journal's lines keep the encoding existing data dirs hold, byte for
+// byte, and a start reads such a line.
+func TestJournalLineFormatIsStable(t *testing.T) {
+	jr := journalRow{Seq: 3, RecordCall: true, Row: AuditRow{SessionID: "a", TurnID: "t<&>", ToolCallID: "c1", ToolName: "Bash",
+		ArgsHash: "h", ArgsPreview: `{"command":"echo \u2028 é\t"}`, Decision: "auto-allow", Prompted: true, PermissionWaitMs: 5,
+		DurationMs: 7, OverheadMs: 1, TotalMs: 13, OK: true, CreatedAt: "2026-12-04T09:05:07.123Z"}}
+	if m, _ := json.Marshal(jr); string(m) != oldJournalLine {
+		t.Errorf("line\n%s\nwant\n%s", m, oldJournalLine)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, journalName), []byte(oldJournalLine+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := openJournal(dir, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.f.Close()
+	if len(j.pending) != 1 || !reflect.DeepEqual(j.pending[0], jr) {
+		t.Fatalf("journal reads %+v\nwant %+v", j.pending, jr)
 	}
 }
 

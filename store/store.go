@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -175,6 +175,10 @@ func Open(dataDir string) (*Store, error) {
 		return nil, err
 	}
 	path := filepath.Join(dataDir, "hostcore.db")
+	if err := restrictDBFiles(path); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("opening database: %w", err)
+	}
 	// One connection, in exclusive locking mode: hostcore is the
 	// database's only user, so this keeps SQLite's page cache warm
 	// (another connection's commit would invalidate it) and saves the
@@ -232,20 +236,22 @@ func Open(dataDir string) (*Store, error) {
 	return s, nil
 }
 
+// errLockHeld: another process holds the data dir's lock.
+var errLockHeld = errors.New("held by another process")
+
 // lockDataDir takes the data dir for this process: hostcore.lock, locked
-// (flock) for as long as the process holds it, with its pid inside. A
-// second hostcore on the same data dir used to wait SQLite's 10 s busy
-// timeout and then say "database is locked"; it now stops at once,
-// naming the holder.
+// (tryLock) for as long as the process holds it, with its pid inside. A
+// second hostcore on the same data dir stops at once, naming the holder,
+// rather than wait SQLite's 10 s busy timeout for "database is locked".
 func lockDataDir(dataDir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dataDir, "hostcore.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the data dir's lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := tryLock(f); err != nil {
 		holder, _ := os.ReadFile(f.Name())
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, errLockHeld) {
 			return nil, fmt.Errorf("the data dir %s is in use by another hostcore (pid %s); give each hostcore its own --data-dir", dataDir, strings.TrimSpace(string(holder)))
 		}
 		return nil, fmt.Errorf("locking the data dir: %w", err)
@@ -253,6 +259,44 @@ func lockDataDir(dataDir string) (*os.File, error) {
 	f.Truncate(0)
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return f, nil
+}
+
+// restrictDBFiles keeps the database and the WAL and shared-memory files
+// beside it readable by the user alone, whatever the data dir's mode: the
+// audit holds what the agent ran. SQLite creates a database 0644 and
+// gives its WAL and shared-memory files the database's mode, so the
+// database is created here, empty (SQLite takes an empty file for a new
+// database), as 0600; a database or WAL that an earlier start left
+// readable by others loses those bits.
+func restrictDBFiles(path string) error {
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			if name != path {
+				continue
+			}
+			f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			if f != nil {
+				f.Close()
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		// A file of another user keeps the mode its owner gave it
+		// (hostcore cannot change it; what it may do with the file,
+		// SQLite finds out).
+		if perm := fi.Mode().Perm(); fi.Mode().IsRegular() && perm&0o077 != 0 {
+			if err := os.Chmod(name, perm&^0o077); err != nil && !errors.Is(err, fs.ErrPermission) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // openError says what a failure to open the database means: a locked one
@@ -438,41 +482,13 @@ func (s *Store) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
 	return fn(conn)
 }
 
-// Now is the timestamp format stored everywhere (RFC 3339, UTC, ms):
-// what time.Format with "2006-01-02T15:04:05.000Z07:00" gives, written
-// out by hand (Format took 2 µs of every call's audit row).
-func Now() string { return formatTime(time.Now().UTC()) }
+// timeLayout is how every stored timestamp is written: RFC 3339 in UTC
+// with milliseconds ("2026-12-04T09:05:07.123Z"). Rows already in a
+// database hold it, so it never changes.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-func formatTime(t time.Time) string {
-	var b [24]byte
-	y, mo, d := t.Date()
-	h, mi, sec := t.Clock()
-	ms := t.Nanosecond() / 1e6
-	put := func(i, v, width int) {
-		for j := i + width - 1; j >= i; j-- {
-			b[j] = byte('0' + v%10)
-			v /= 10
-		}
-	}
-	if y < 0 || y > 9999 {
-		return t.Format("2006-01-02T15:04:05.000Z07:00")
-	}
-	put(0, y, 4)
-	b[4] = '-'
-	put(5, int(mo), 2)
-	b[7] = '-'
-	put(8, d, 2)
-	b[10] = 'T'
-	put(11, h, 2)
-	b[13] = ':'
-	put(14, mi, 2)
-	b[16] = ':'
-	put(17, sec, 2)
-	b[19] = '.'
-	put(20, ms, 3)
-	b[23] = 'Z'
-	return string(b[:])
-}
+// Now is the current time as stored.
+func Now() string { return time.Now().UTC().Format(timeLayout) }
 
 func isConstraint(err error) bool {
 	code := sqlite.ErrCode(err)

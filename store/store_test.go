@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -229,19 +230,24 @@ func TestUpdateSessionKeepsTheOperatingMode(t *testing.T) {
 	}
 }
 
-// formatTime writes what time.Format wrote before it.
-func TestFormatTime(t *testing.T) {
-	for _, tm := range []time.Time{
-		time.Date(2026, 12, 4, 9, 5, 7, 123456789, time.UTC),
-		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
-		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
-		time.Date(2024, 2, 29, 12, 0, 0, 1e6, time.UTC),
-		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
-		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+// Timestamps are written exactly as the rows already stored hold them:
+// RFC 3339, UTC, milliseconds, so that they sort as text.
+func TestTimestampsAsStored(t *testing.T) {
+	for _, c := range []struct {
+		tm   time.Time
+		want string
+	}{
+		{time.Date(2026, 12, 4, 9, 5, 7, 123456789, time.UTC), "2026-12-04T09:05:07.123Z"},
+		{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), "0001-01-01T00:00:00.000Z"},
+		{time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), "9999-12-31T23:59:59.999Z"},
+		{time.Date(2024, 2, 29, 12, 0, 0, 1e6, time.UTC), "2024-02-29T12:00:00.001Z"},
 	} {
-		if got, want := formatTime(tm), tm.Format("2006-01-02T15:04:05.000Z07:00"); got != want {
-			t.Errorf("formatTime(%v) = %s, want %s", tm, got, want)
+		if got := c.tm.Format(timeLayout); got != c.want {
+			t.Errorf("%v is stored as %s, want %s", c.tm, got, c.want)
 		}
+	}
+	if now := Now(); !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`).MatchString(now) {
+		t.Errorf("Now() = %s, not the stored form", now)
 	}
 }
 

@@ -229,7 +229,7 @@ func loadIgnoreDir(parent *ignoreNode, abs, rel string, has [len(ignoreFileNames
 // readSmallFile reads at most maxIgnoreFile bytes without following a
 // symlink: an ignore file that is a link is not trusted to stay in the root.
 func readSmallFile(name string) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(name, os.O_RDONLY|oNoFollow|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

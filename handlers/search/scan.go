@@ -78,7 +78,7 @@ func (g *grepRun) scanFile(st *scanState, abs, rel string) error {
 		}
 		return nil
 	}
-	defer syscall.Close(fd)
+	defer closeFd(fd)
 	if g.rootFd < 0 {
 		// A single-file root: it must be the file that was resolved.
 		if err := checkIdent(fd, g.fileIdent); err != nil {
@@ -104,7 +104,7 @@ func (g *grepRun) scanFile(st *scanState, abs, rel string) error {
 				continue
 			}
 		}
-		n, err := syscall.Read(fd, st.buf[keep:])
+		n, err := readFd(fd, st.buf[keep:])
 		if err == syscall.EINTR {
 			continue
 		}

@@ -129,7 +129,7 @@ func Glob(ctx context.Context, o GlobOptions) (GlobResult, error) {
 	if err != nil {
 		return GlobResult{}, err
 	}
-	defer syscall.Close(rootFd)
+	defer closeFd(rootFd)
 
 	// Only the HeadLimit newest matches are kept (a bounded heap, oldest
 	// on top), so a pattern over a huge tree costs memory for what is
@@ -306,7 +306,7 @@ func Grep(ctx context.Context, o GrepOptions) (GrepResult, error) {
 	if g.rootFd, err = openRoot(o.Root, o.RootIdent); err != nil {
 		return GrepResult{}, err
 	}
-	defer syscall.Close(g.rootFd)
+	defer closeFd(g.rootFd)
 	chain, prefix := ancestorIgnores(o.Root)
 	err = walk(ctx, walkOptions{
 		root:     o.Root,
@@ -335,13 +335,20 @@ type Ident struct{ Dev, Ino uint64 }
 // the caller resolved (and had approved): something was swapped in since.
 var ErrRootChanged = errors.New("the search path changed since it was checked; nothing was searched")
 
+// ErrNotPorted answers Glob and Grep where the walk is not ported yet
+// (Windows; see sys_windows.go): it opens every entry beneath a directory
+// descriptor held open, refusing links (openat2, or O_NOFOLLOW), and
+// checks roots by device and inode, and a walk without that could be led
+// out of the root.
+var ErrNotPorted = errors.New("searching files (Glob, Grep) is not supported on this platform yet")
+
 // openRoot opens the search root that every walked path is resolved
 // beneath. root is canonical: a symlink in any component of it now is a
 // swap since the caller resolved it, refused (openCanonical). The
 // directory opened is also checked against want, for a directory renamed
 // in place of another.
 func openRoot(root string, want Ident) (int, error) {
-	fd, err := openCanonical(root, syscall.O_RDONLY|syscall.O_DIRECTORY)
+	fd, err := openCanonical(root, syscall.O_RDONLY|oDirectory)
 	if err == syscall.ELOOP {
 		return -1, ErrRootChanged
 	}
@@ -349,7 +356,7 @@ func openRoot(root string, want Ident) (int, error) {
 		return -1, &os.PathError{Op: "open", Path: root, Err: err}
 	}
 	if err := checkIdent(fd, want); err != nil {
-		syscall.Close(fd)
+		closeFd(fd)
 		return -1, err
 	}
 	return fd, nil
@@ -360,11 +367,11 @@ func checkIdent(fd int, want Ident) error {
 	if want == (Ident{}) {
 		return nil
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	got, err := fdIdent(fd)
+	if err != nil {
 		return err
 	}
-	if (Ident{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}) != want { //nolint:unconvert // widths differ by platform
+	if got != want {
 		return ErrRootChanged
 	}
 	return nil

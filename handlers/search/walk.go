@@ -142,7 +142,7 @@ func (w *walker) run(st *worker) {
 // readDir lists one directory, loads its ignore files and returns the jobs
 // for its children. Unreadable directories are skipped, as ripgrep does.
 func (w *walker) readDir(st *worker, j walkJob, batch []walkJob) ([]walkJob, error) {
-	fd, err := openIn(w.o.rootFd, j.abs, j.rel, syscall.O_RDONLY|syscall.O_DIRECTORY)
+	fd, err := openIn(w.o.rootFd, j.abs, j.rel, syscall.O_RDONLY|oDirectory)
 	if err != nil {
 		return batch, nil
 	}
@@ -165,7 +165,7 @@ func (w *walker) readDir(st *worker, j walkJob, batch []walkJob) ([]walkJob, err
 		}
 		ents = append(ents, ent{name, typ})
 	})
-	syscall.Close(fd)
+	closeFd(fd)
 	if err != nil {
 		return batch, nil
 	}
@@ -213,20 +213,4 @@ func joinRel(dir, name string) string {
 		return dir
 	}
 	return dir + "/" + name
-}
-
-func lstatType(abs string) entryType {
-	var s syscall.Stat_t
-	if syscall.Lstat(abs, &s) != nil {
-		return typeOther
-	}
-	switch s.Mode & syscall.S_IFMT {
-	case syscall.S_IFREG:
-		return typeFile
-	case syscall.S_IFDIR:
-		return typeDir
-	case syscall.S_IFLNK:
-		return typeSymlink
-	}
-	return typeOther
 }

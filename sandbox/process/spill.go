@@ -4,9 +4,6 @@ import (
 	"errors"
 	"os"
 	"syscall"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // The spill file of a truncated stream is written in large blocks, by a
@@ -26,37 +23,9 @@ const (
 	spillAlign  = 4096    // O_DIRECT alignment of buffer, length and offset
 )
 
-// Blocks are mapped memory, outside the Go heap: page-aligned as direct
-// I/O needs, given back to the system as soon as they are unmapped, and
-// never churned through the collector (which, with a sync.Pool of heap
-// blocks, grew hostcore's memory under load). spillFree keeps up to
-// spillKeep written blocks for the next spill file; the rest are unmapped.
+// spillFree keeps up to spillKeep written blocks for the next spill
+// file; the rest are given back (see putBlock).
 var spillFree = make(chan *[]byte, spillKeep)
-
-func getBlock() *[]byte {
-	select {
-	case b := <-spillFree:
-		return b
-	default:
-	}
-	b, err := unix.Mmap(-1, 0, spillBlock, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
-	if err != nil {
-		// No mapping to be had: a heap block, aligned by hand.
-		raw := make([]byte, spillBlock+spillAlign)
-		off := int(-uintptr(unsafe.Pointer(&raw[0])) & (spillAlign - 1))
-		b = raw[off : off+spillBlock : off+spillBlock]
-	}
-	return &b
-}
-
-func putBlock(b *[]byte) {
-	*b = (*b)[:spillBlock]
-	select {
-	case spillFree <- b:
-	default:
-		unix.Munmap(*b) // fails harmlessly for a heap block
-	}
-}
 
 // spillFile is the complete copy of one stream. Write is called by one
 // goroutine (the pump); the blocks are written by another.
