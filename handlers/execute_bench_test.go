@@ -61,7 +61,7 @@ func BenchmarkQuickRead(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := fmt.Appendf(nil, `{"sessionId":"b","turnId":"t","toolCallId":"c%d","toolName":"Read","args":{"path":"small.txt"}}`, i)
-		run, inline := s.Route("tools.execute", p)
+		run, inline := s.Methods()["tools.execute"].Prepare(p)
 		if !inline {
 			b.Fatal("not quick")
 		}

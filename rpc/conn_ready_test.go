@@ -26,7 +26,7 @@ func TestNotifyFromTheFirstHandler(t *testing.T) {
 	for range 50 {
 		var out bytes.Buffer
 		s := NewServer(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"go"}`+"\n"), &out, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if err := s.Run(context.Background(), notifyDispatcher{s}); err != nil {
+		if err := s.Run(context.Background(), table(notifyDispatcher{s}, "go")); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Count(out.String(), "\n"); got != 2 {

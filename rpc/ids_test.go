@@ -52,7 +52,7 @@ func TestHostCallIDsAreUnique(t *testing.T) {
 	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	d := &gateDispatcher{s: s, g: gate{make(chan struct{}), make(chan struct{})}}
 	done := make(chan struct{})
-	go func() { s.Run(context.Background(), d); outW.Close(); close(done) }()
+	go func() { s.Run(context.Background(), table(d, "slow", "fast")); outW.Close(); close(done) }()
 	t.Cleanup(func() {
 		select {
 		case <-d.g.release:
@@ -144,7 +144,7 @@ func TestReplyRightBeforeEOFCounts(t *testing.T) {
 			outR, outW := io.Pipe()
 			s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			done := make(chan struct{})
-			go func() { s.Run(context.Background(), &errDispatcher{s: s}); outW.Close(); close(done) }()
+			go func() { s.Run(context.Background(), table(&errDispatcher{s: s}, "ask")); outW.Close(); close(done) }()
 			out := bufio.NewReader(outR)
 			fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
 			card := readMsg(t, out)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package rpc_test
 
 import (
@@ -112,7 +114,7 @@ func TestNoLeaksAfterSessionDeleteAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran := make(chan error, 1)
-	go func() { ran <- srv.Run(context.Background(), h) }()
+	go func() { ran <- srv.Run(context.Background(), h.Methods()) }()
 	c := &pipeClient{t: t, in: inW, lines: make(chan map[string]json.RawMessage, 256)}
 	go func() {
 		defer close(c.lines)
