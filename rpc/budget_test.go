@@ -141,7 +141,7 @@ func TestBudgetWeighsParams(t *testing.T) {
 }
 
 // TestParamsReachTheHandlerAsSent: params go to the handler as the client
-// wrote them (jsonrpc2 is handed a stand-in, see prepare).
+// wrote them, byte for byte.
 func TestParamsReachTheHandlerAsSent(t *testing.T) {
 	d, in, out := pipeServer(t, 0)
 	const params = `{"b": [1, 2.50, "\u00e9"], "a": {"n": null}}`

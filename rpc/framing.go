@@ -214,33 +214,32 @@ func (s *lineStream) frame(line []byte) (probe, bool) {
 		s.replyError(nil, CodeParseError, "parse error: line is not valid UTF-8", "")
 		return probe{}, false
 	}
-	if !json.Valid(line) {
-		s.replyError(nil, CodeParseError, "parse error: line is not valid JSON", "")
-		return probe{}, false
+	if line[0] == '{' {
+		// Decoding checks the whole line first: one pass fewer than
+		// checking it, then decoding it.
+		p, err := readProbe(line)
+		if err != nil {
+			s.replyError(nil, CodeParseError, "parse error: line is not valid JSON", "")
+			return probe{}, false
+		}
+		return p, true
 	}
-	switch line[0] {
-	case '[':
+	switch {
+	case !json.Valid(line):
+		s.replyError(nil, CodeParseError, "parse error: line is not valid JSON", "")
+	case line[0] == '[':
 		s.replyError(nil, CodeInvalidRequest, "batch requests are not supported: send one message per line", "")
-		return probe{}, false
-	case '{':
 	default:
 		s.replyError(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object", "")
-		return probe{}, false
 	}
-	p, err := readProbe(line)
-	if err != nil {
-		s.replyError(nil, CodeInvalidRequest, "invalid request: "+err.Error(), "")
-		return probe{}, false
-	}
-	return p, true
+	return probe{}, false
 }
 
 // readProbe reads the envelope members by their exact names: JSON-RPC
 // member names are case-sensitive, and encoding/json's case-insensitive
 // struct matching would take {"JSONRPC":"2.0","ERROR":{}} for a reply.
 // A map keeps names as written (escapes decoded) and, for a member given
-// twice, the last. line must be one valid JSON object (frame checks it
-// first).
+// twice, the last. An error says line is not one valid JSON object.
 func readProbe(line []byte) (probe, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(line, &m); err != nil {
@@ -415,8 +414,8 @@ func isNumber(raw json.RawMessage) bool {
 }
 
 // hasReservedPrefix reports whether a string id decodes to a string
-// beginning with NUL '#' (however it was escaped): PROTOCOL reserves
-// those ids, and such a request is refused with id null.
+// beginning with NUL '#' (however it was escaped): hostcore reserves those
+// ids, and refuses such a request with id null.
 func hasReservedPrefix(id json.RawMessage) bool {
 	str, ok := plainString(id)
 	return ok && strings.HasPrefix(str, "\x00#")

@@ -42,10 +42,9 @@ func (d *gateDispatcher) Route(method string, params json.RawMessage) (func(cont
 	}, false
 }
 
-// TestHostCallIDsAreUnique: the first Call picks id 0, which jsonrpc2
-// takes for "unset" and replaces with its own counter; when another Call is
-// sent before it, both cards go out with the same id and one of the two
-// waits is never answered.
+// TestHostCallIDsAreUnique: two Calls in flight, the later one sent
+// first, go out with different ids; with the same id one of the two waits
+// would never be answered.
 func TestHostCallIDsAreUnique(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -78,10 +77,10 @@ func TestHostCallIDsAreUnique(t *testing.T) {
 
 func (d *gateDispatcher) Inline(string) bool { return false }
 
-// TestNumberIDsEchoedAsSent: JSON-RPC 2.0 allows any number as an id;
-// jsonrpc2 carries only 0..2^64-1. A negative, fractional, exponent or
-// larger id is answered with the id exactly as the client wrote it, and a
-// string id that could be taken for the alias used inside is refused.
+// TestNumberIDsEchoedAsSent: JSON-RPC 2.0 allows any number as an id. A
+// negative, fractional, exponent or larger id is answered with the id
+// exactly as the client wrote it, and a string id with the reserved
+// prefix NUL '#' is refused.
 func TestNumberIDsEchoedAsSent(t *testing.T) {
 	for _, id := range []string{`-1`, `-0`, `1.5`, `1e3`, `1E+2`, `-9223372036854775809`, `18446744073709551616`, `0.0`} {
 		for _, method := range []string{"echo", "missing"} {
