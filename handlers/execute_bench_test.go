@@ -44,7 +44,7 @@ func BenchmarkValidateArgs(b *testing.B) {
 }
 
 // BenchmarkQuickRead is a small Read as the read goroutine runs it when
-// no input waits (quick.go): Route (the ticket, the quick open), the
+// no input waits (quick.go): Prepare (the ticket, the quick open), the
 // envelope and the encoded answer. No transport.
 func BenchmarkQuickRead(b *testing.B) {
 	s := newTestServerTB(b, &fakeClient{})
