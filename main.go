@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -171,7 +172,7 @@ func run(args []string) int {
 		log.Warn("start-up sweep", "err", err)
 	}
 	log.Info("hostcore ready", "version", version, "dataDir", dir, "permissionTimeout", timeout.String())
-	if err := srv.Run(ctx, h); err != nil {
+	if err := srv.Run(ctx, h.Methods()); err != nil {
 		log.Error("serve", "err", err)
 		return 1
 	}
@@ -435,7 +436,7 @@ func runMCP(args []string) int {
 	// No spin here: the SDK hands each request to a goroutine of its own,
 	// so the read goroutine is never the one to answer.
 	in, out := rpc.MessageLines(rpc.Input(os.Stdin, 0), os.Stdout, log, front.Hooks())
-	if err := front.Serve(ctx, h, opts, &sdkmcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}); err != nil {
+	if err := front.Serve(ctx, mcpBackend{h}, opts, &sdkmcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}); err != nil {
 		log.Error("mcp", "err", err)
 		return 1
 	}
@@ -458,4 +459,33 @@ func stopSignals() []os.Signal {
 		}
 	}
 	return sigs
+}
+
+// mcpBackend is handlers' frontend door as rpc/mcp's Backend and Arriver:
+// rpc/mcp declares what it needs, handlers knows nothing of MCP.
+type mcpBackend struct{ *handlers.Server }
+
+func (b mcpBackend) FrontendTools(ctx context.Context, sessionID string) ([]mcp.Tool, error) {
+	tools, err := b.Server.FrontendTools(ctx, sessionID)
+	out := make([]mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly, Destructive: t.Destructive})
+	}
+	return out, err
+}
+
+func (b mcpBackend) Execute(ctx context.Context, c mcp.Call) (any, error) {
+	return b.Server.Execute(ctx, executeParams(c))
+}
+
+func (b mcpBackend) Arrive(c mcp.Call) mcp.Arrival { return b.Server.Arrive(executeParams(c)) }
+
+func (b mcpBackend) ExecuteArrival(ctx context.Context, a mcp.Arrival, args json.RawMessage) (any, error) {
+	return b.Server.ExecuteArrival(ctx, a.(*handlers.Arrival), args)
+}
+
+func (b mcpBackend) AbortArrival(a mcp.Arrival) { b.Server.AbortArrival(a.(*handlers.Arrival)) }
+
+func executeParams(c mcp.Call) handlers.ExecuteParams {
+	return handlers.ExecuteParams{SessionID: c.SessionID, TurnID: c.TurnID, ToolCallID: c.ToolCallID, ToolName: c.ToolName, PromptID: c.PromptID, Args: c.Args}
 }

@@ -430,7 +430,7 @@ func routeExecCtx(s *Server, p ExecuteParams) func(context.Context) *ToolResult 
 		p.TurnID = "t1"
 	}
 	raw, _ := json.Marshal(p)
-	f, _ := s.Route("tools.execute", raw)
+	f, _ := s.Methods()["tools.execute"].Prepare(raw)
 	return func(ctx context.Context) *ToolResult {
 		out, err := f(ctx)
 		if err != nil {
@@ -665,7 +665,7 @@ func TestCallOfADeletedSessionIsAuditedCancelled(t *testing.T) {
 	s := newTestServer(t, &fakeClient{})
 	newSession(t, s, "s1", perms.OpAgent, perms.ModeAuto)
 	raw, _ := json.Marshal(ExecuteParams{SessionID: "s1", TurnID: "t1", ToolCallID: "r", ToolName: "Read", Args: json.RawMessage(`{"path":"missing.txt"}`)})
-	runIt, _ := s.Route("tools.execute", raw)
+	runIt, _ := s.Methods()["tools.execute"].Prepare(raw)
 	deleted := make(chan error, 1)
 	go func() {
 		_, err := s.sessionDelete(context.Background(), json.RawMessage(`{"sessionId":"s1"}`))

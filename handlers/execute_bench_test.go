@@ -44,7 +44,7 @@ func BenchmarkValidateArgs(b *testing.B) {
 }
 
 // BenchmarkQuickRead is a small Read as the read goroutine runs it when
-// no input waits (quick.go): Route (the ticket, the quick open), the
+// no input waits (quick.go): Prepare (the ticket, the quick open), the
 // envelope and the encoded answer. No transport.
 func BenchmarkQuickRead(b *testing.B) {
 	s := newTestServerTB(b, &fakeClient{})
@@ -61,7 +61,7 @@ func BenchmarkQuickRead(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := fmt.Appendf(nil, `{"sessionId":"b","turnId":"t","toolCallId":"c%d","toolName":"Read","args":{"path":"small.txt"}}`, i)
-		run, inline := s.Route("tools.execute", p)
+		run, inline := s.Methods()["tools.execute"].Prepare(p)
 		if !inline {
 			b.Fatal("not quick")
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"hostcore/perms"
+	"hostcore/rpc"
 	"hostcore/sandbox"
 	"hostcore/sandbox/process"
 	"hostcore/store"
@@ -69,7 +70,7 @@ type Config struct {
 	// Quiet, when set, says whether the connection has nothing under way
 	// (rpc.Server.Quiet), and Room how many bytes of answer can be written
 	// now without blocking (rpc.Server.Room); both are called only from
-	// Route, on the read goroutine (see quickRead).
+	// prepareExecute, on the read goroutine (see quickRead).
 	Quiet func() bool
 	Room  func() int64
 }
@@ -78,15 +79,13 @@ type Config struct {
 type Server struct {
 	cfg Config
 
-	methodsOnce sync.Once
-	methodMap   map[string]method
-	store       *store.Store
-	client      Client
-	log         *slog.Logger
-	grants      perms.Grants
-	tools       *toolset
-	slots       chan struct{} // global mutation slots
-	warm        *process.Warm // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
+	store  *store.Store
+	client Client
+	log    *slog.Logger
+	grants perms.Grants
+	tools  *toolset
+	slots  chan struct{} // global mutation slots
+	warm   *process.Warm // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
 
 	mu        sync.Mutex
 	sessions  map[string]*runtime // in-memory state per session id
@@ -124,85 +123,65 @@ func (s *Server) Close() {
 	}
 }
 
-// method is one entry of the method table.
-type method struct {
-	inline bool // configuring methods finish before the next line is read
-	run    func(ctx context.Context, params json.RawMessage) (any, error)
+// Methods is the method table: each method's kind and body, read by
+// rpc's dispatcher. Configuring methods finish before any later line is
+// handled; cancels run under a budget of their own, so that a budget full
+// of calls waiting on cards can still be cancelled. Once hostcore is
+// stopping only a tool call (it answers as aborted and is audited) and
+// shutdown (answered {}) still run: a setting or session changed after
+// shutdown would be lost or half made.
+func (s *Server) Methods() rpc.Methods {
+	t := rpc.Methods{
+		"initialize":        {Kind: rpc.Configuring, Run: s.initialize},
+		"settings.get":      {Kind: rpc.Configuring, Run: s.settingsGet},
+		"settings.update":   {Kind: rpc.Configuring, Run: s.settingsUpdate},
+		"shells.list":       {Kind: rpc.Ordinary, Run: s.shellsList},
+		"shutdown":          {Kind: rpc.Configuring, Run: s.shutdown, WhileStopping: true},
+		"session.create":    {Kind: rpc.Configuring, Run: s.sessionCreate},
+		"session.configure": {Kind: rpc.Configuring, Run: s.sessionConfigure},
+		"session.get":       {Kind: rpc.Configuring, Run: s.sessionGet},
+		"session.list":      {Kind: rpc.Configuring, Run: s.sessionList},
+		"session.delete":    {Kind: rpc.Configuring, Run: s.sessionDelete},
+		"tools.execute":     {Kind: rpc.Ordinary, Prepare: s.prepareExecute, WhileStopping: true},
+		"tools.list":        {Kind: rpc.Ordinary, Run: s.toolsList},
+		"tools.cancel":      {Kind: rpc.Cancel, Run: s.toolsCancel},
+		"turn.cancel":       {Kind: rpc.Cancel, Run: s.turnCancel},
+		"audit.query":       {Kind: rpc.Ordinary, Run: s.auditQuery},
+		"review.rollback":   {Kind: rpc.Ordinary, Run: s.reviewRollback},
+		"approval.resolve":  {Kind: rpc.Configuring, Run: s.approvalResolve},
+		"plugins.register":  {Kind: rpc.Configuring, Run: s.pluginsRegister},
+	}
+	for name, m := range t {
+		m.Prepare = namedParams(m.Prepare)
+		t[name] = m
+	}
+	return t
 }
 
-// Route implements rpc.Dispatcher. It runs on the read goroutine, in
-// arrival order: the mutation ticket of a Write/Edit is taken here so that
-// one session's mutations apply in the order their requests arrived.
-func (s *Server) Route(name string, params json.RawMessage) (func(context.Context) (any, error), bool) {
-	if !objectOrAbsent(params) {
-		// Every method takes named params (PROTOCOL section 1); one given
-		// anything else runs nothing, shutdown included.
-		if _, ok := s.methods()[name]; ok || name == "tools.execute" {
+// prepareExecute runs on the read goroutine, in arrival order: the
+// mutation ticket of a Write/Edit is taken here so that one session's
+// mutations apply in the order their requests arrived. quick: a small
+// Read answered at once (quickRead).
+func (s *Server) prepareExecute(params json.RawMessage) (rpc.Run, bool) {
+	ticket := s.takeTicket(params)
+	quick := s.quickRead(ticket)
+	return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, quick
+}
+
+// namedParams wraps a method's Prepare: every method takes named params
+// (PROTOCOL section 1), and one given anything else runs nothing,
+// shutdown included, and is answered at once.
+func namedParams(prepare func(json.RawMessage) (rpc.Run, bool)) func(json.RawMessage) (rpc.Run, bool) {
+	return func(params json.RawMessage) (rpc.Run, bool) {
+		if !objectOrAbsent(params) {
 			return func(context.Context) (any, error) {
 				return nil, invalidParams("invalid params: params must be a JSON object")
 			}, true
 		}
-		return nil, false
-	}
-	if name == "tools.execute" {
-		ticket := s.takeTicket(params)
-		quick := s.quickRead(ticket)
-		return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, quick
-	}
-	m, ok := s.methods()[name]
-	if !ok {
-		return nil, false
-	}
-	return func(ctx context.Context) (any, error) { return m.run(ctx, params) }, m.inline
-}
-
-// Relieves names the methods that free the in-flight budget instead of
-// using it (rpc.Relief): a client whose budget is filled by calls waiting
-// on cards must still be able to cancel them.
-func (s *Server) Relieves(name string) bool {
-	return name == "tools.cancel" || name == "turn.cancel"
-}
-
-// RunsWhileStopping names the methods still run once hostcore is
-// stopping (rpc.Finishing): a tool call, which answers as aborted and is
-// audited, shutdown again (answered {}), and an unknown method (still
-// -32601). Any other is refused with SHUTTING_DOWN: a setting or session
-// changed after shutdown would be lost or half made.
-func (s *Server) RunsWhileStopping(name string) bool {
-	_, known := s.methods()[name]
-	return name == "tools.execute" || name == "shutdown" || !known
-}
-
-// Inline says whether Route runs name inline (rpc.Dispatcher).
-func (s *Server) Inline(name string) bool {
-	m, ok := s.methods()[name]
-	return ok && m.inline
-}
-
-func (s *Server) methods() map[string]method {
-	s.methodsOnce.Do(func() { s.methodMap = s.methodTable() })
-	return s.methodMap
-}
-
-func (s *Server) methodTable() map[string]method {
-	return map[string]method{
-		"initialize":        {true, s.initialize},
-		"settings.get":      {true, s.settingsGet},
-		"settings.update":   {true, s.settingsUpdate},
-		"shells.list":       {false, s.shellsList},
-		"shutdown":          {true, s.shutdown},
-		"session.create":    {true, s.sessionCreate},
-		"session.configure": {true, s.sessionConfigure},
-		"session.get":       {true, s.sessionGet},
-		"session.list":      {true, s.sessionList},
-		"session.delete":    {true, s.sessionDelete},
-		"tools.list":        {false, s.toolsList},
-		"tools.cancel":      {false, s.toolsCancel},
-		"turn.cancel":       {false, s.turnCancel},
-		"audit.query":       {false, s.auditQuery},
-		"review.rollback":   {false, s.reviewRollback},
-		"approval.resolve":  {true, s.approvalResolve},
-		"plugins.register":  {true, s.pluginsRegister},
+		if prepare == nil {
+			return nil, false
+		}
+		return prepare(params)
 	}
 }
 

@@ -55,7 +55,7 @@ func pipeServer(t *testing.T, budget int64) (*holdDispatcher, io.WriteCloser, *b
 	d := &holdDispatcher{s: s, release: make(chan struct{}), params: make(chan json.RawMessage, 1)}
 	done := make(chan struct{})
 	go func() {
-		s.Run(context.Background(), d)
+		s.Run(context.Background(), table(d, "hold", "relieve", "ask", "params"))
 		outW.Close()
 		close(done)
 	}()
@@ -141,7 +141,7 @@ func TestBudgetWeighsParams(t *testing.T) {
 }
 
 // TestParamsReachTheHandlerAsSent: params go to the handler as the client
-// wrote them (jsonrpc2 is handed a stand-in, see prepare).
+// wrote them, byte for byte.
 func TestParamsReachTheHandlerAsSent(t *testing.T) {
 	d, in, out := pipeServer(t, 0)
 	const params = `{"b": [1, 2.50, "\u00e9"], "a": {"n": null}}`
@@ -234,7 +234,7 @@ func TestCallsWaitForRoomWhileAnswersAreUnread(t *testing.T) {
 	d := &sizedDispatcher{size: size}
 	done := make(chan struct{})
 	go func() {
-		s.Run(context.Background(), d)
+		s.Run(context.Background(), table(d, "big"))
 		outW.Close()
 		close(done)
 	}()

@@ -45,7 +45,7 @@ func serve(t testing.TB, input []byte) ([]string, int) {
 	d := &echoDispatcher{}
 	s := NewServer(bytes.NewReader(input), &out, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	done := make(chan error, 1)
-	go func() { done <- s.Run(context.Background(), d) }()
+	go func() { done <- s.Run(context.Background(), table(d, "echo", "inline", "note", "panic", "m")) }()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -42,17 +42,16 @@ func (d *gateDispatcher) Route(method string, params json.RawMessage) (func(cont
 	}, false
 }
 
-// TestHostCallIDsAreUnique: the first Call picks id 0, which jsonrpc2
-// takes for "unset" and replaces with its own counter; when another Call is
-// sent before it, both cards go out with the same id and one of the two
-// waits is never answered.
+// TestHostCallIDsAreUnique: two Calls in flight, the later one sent
+// first, go out with different ids; with the same id one of the two waits
+// would never be answered.
 func TestHostCallIDsAreUnique(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	d := &gateDispatcher{s: s, g: gate{make(chan struct{}), make(chan struct{})}}
 	done := make(chan struct{})
-	go func() { s.Run(context.Background(), d); outW.Close(); close(done) }()
+	go func() { s.Run(context.Background(), table(d, "slow", "fast")); outW.Close(); close(done) }()
 	t.Cleanup(func() {
 		select {
 		case <-d.g.release:
@@ -78,10 +77,10 @@ func TestHostCallIDsAreUnique(t *testing.T) {
 
 func (d *gateDispatcher) Inline(string) bool { return false }
 
-// TestNumberIDsEchoedAsSent: JSON-RPC 2.0 allows any number as an id;
-// jsonrpc2 carries only 0..2^64-1. A negative, fractional, exponent or
-// larger id is answered with the id exactly as the client wrote it, and a
-// string id that could be taken for the alias used inside is refused.
+// TestNumberIDsEchoedAsSent: JSON-RPC 2.0 allows any number as an id. A
+// negative, fractional, exponent or larger id is answered with the id
+// exactly as the client wrote it, and a string id with the reserved
+// prefix NUL '#' is refused.
 func TestNumberIDsEchoedAsSent(t *testing.T) {
 	for _, id := range []string{`-1`, `-0`, `1.5`, `1e3`, `1E+2`, `-9223372036854775809`, `18446744073709551616`, `0.0`} {
 		for _, method := range []string{"echo", "missing"} {
@@ -144,7 +143,7 @@ func TestReplyRightBeforeEOFCounts(t *testing.T) {
 			outR, outW := io.Pipe()
 			s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			done := make(chan struct{})
-			go func() { s.Run(context.Background(), &errDispatcher{s: s}); outW.Close(); close(done) }()
+			go func() { s.Run(context.Background(), table(&errDispatcher{s: s}, "ask")); outW.Close(); close(done) }()
 			out := bufio.NewReader(outR)
 			fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"ask"}`)
 			card := readMsg(t, out)

@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // MessageLines gives a JSON-RPC library that reads a stream of JSON values
@@ -49,7 +47,7 @@ func (c *checkedLines) Read(p []byte) (int, error) {
 	for len(c.next) == 0 {
 		line, err := c.s.nextLine()
 		if err == errLineTooLong {
-			c.s.replyError(nil, jsonrpc2.CodeInvalidRequest, "line exceeds 16 MiB", "INVALID_ARGUMENT")
+			c.s.replyError(nil, CodeInvalidRequest, "line exceeds 16 MiB", "INVALID_ARGUMENT")
 			continue
 		}
 		if err != nil {
@@ -80,10 +78,7 @@ func (c *checkedLines) hooked(line []byte, p probe) []byte {
 	if params == nil {
 		return line
 	}
-	members, err := p.members()
-	if err != nil {
-		return line
-	}
+	members := p.members
 	members["params"] = params
 	out, err := json.Marshal(members)
 	if err != nil {
@@ -145,11 +140,11 @@ func (s *lineStream) wellFormed(line []byte) (probe, bool) {
 	}
 	switch why := p.requestProblem(); {
 	case !idOK:
-		s.replyError(nil, jsonrpc2.CodeInvalidRequest, "invalid request: id must be a UTF-8 string or an integer", "")
+		s.replyError(nil, CodeInvalidRequest, "invalid request: id must be a UTF-8 string or an integer", "")
 	case why != "":
-		s.replyError(id, jsonrpc2.CodeInvalidRequest, "invalid request: "+why, "")
+		s.replyError(id, CodeInvalidRequest, "invalid request: "+why, "")
 	case len(p.Params) > 0 && p.Params[0] != '{' && p.Params[0] != '[':
-		s.replyError(id, jsonrpc2.CodeInvalidParams, "invalid params: params must be an object or an array", "INVALID_ARGUMENT")
+		s.replyError(id, CodeInvalidParams, "invalid params: params must be an object or an array", "INVALID_ARGUMENT")
 	default:
 		return p, true
 	}
@@ -205,7 +200,7 @@ func fixCodeZero(line []byte) []byte {
 	if json.Unmarshal(m["error"], &e) != nil || string(e["code"]) != "0" {
 		return line
 	}
-	e["code"] = json.RawMessage(strconv.Itoa(jsonrpc2.CodeInvalidRequest))
+	e["code"] = json.RawMessage(strconv.Itoa(CodeInvalidRequest))
 	m["error"], _ = json.Marshal(e)
 	out, err := json.Marshal(m)
 	if err != nil {

@@ -5,15 +5,14 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-
-	"hostcore/sandbox/process"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind: a
 // connection that ended must take its reader, writer and handlers with it.
 func TestMain(m *testing.M) {
-	// Bash runs each command under a reaper that is this binary re-executed.
-	process.MaybeRunReaper()
+	// Bash runs each command under a reaper that is this binary
+	// re-executed (leak_test.go).
+	maybeRunReaper()
 	if os.Getenv("GORACE") == "" {
 		os.Setenv("GORACE", "atexit_sleep_ms=0") // reapers exit at once under -race
 	}

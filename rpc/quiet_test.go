@@ -47,7 +47,7 @@ func (d *quietDispatcher) Inline(string) bool { return false }
 func TestQuiet(t *testing.T) {
 	s, inW, outR := osPipeServer(t)
 	d := &quietDispatcher{s: s, quiet: make(chan bool, 16), release: make(chan struct{})}
-	serveUntilCleanup(t, s, d, inW, outR)
+	serveUntilCleanup(t, s, table(d, "plain", "card", "hold"), inW, outR)
 	out := bufio.NewReader(outR)
 	// settle waits for a worker that has written its answer to be done.
 	settle := func() {
@@ -107,7 +107,7 @@ func TestInlineAnswerThatDoesNotFitIsWrittenBehind(t *testing.T) {
 	}
 	big := strings.Repeat("x", 1<<20) // more than a pipe takes
 	d := &bigDispatcher{s: s, big: big, quiet: make(chan bool, 16)}
-	serveUntilCleanup(t, s, d, inW, outR)
+	serveUntilCleanup(t, s, table(d, "big", "small", "inl"), inW, outR)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
 	if !<-d.quiet {
 		t.Fatal("first request: not quiet")
@@ -165,20 +165,19 @@ func (d *bigDispatcher) Route(method string, _ json.RawMessage) (func(context.Co
 
 func (d *bigDispatcher) Inline(string) bool { return false }
 
-// A request is handled without jsonrpc2's decoding (lineStream.direct); a
-// client's reply to a card that such a request sent is still a reply,
-// not another request (found by the transcripts: "request params lost").
+// A client's reply to a card that a request sent is a reply, not another
+// request, whatever the ids of the requests around it.
 func TestReplyAfterADirectRequest(t *testing.T) {
 	s, inW, outR := osPipeServer(t)
 	d := &quietDispatcher{s: s, quiet: make(chan bool, 16), release: make(chan struct{})}
-	serveUntilCleanup(t, s, d, inW, outR)
+	serveUntilCleanup(t, s, table(d, "plain", "card", "hold", "tools.execute"), inW, outR)
 	out := bufio.NewReader(outR)
-	// Every request takes the direct path; the quietDispatcher answers
-	// "ok" to any method but "card" and "hold".
+	// The quietDispatcher answers "ok" to any method but "card" and
+	// "hold".
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"a\"b","method":"tools.execute","params":{}}`)
 	<-d.quiet
 	if m := readMsg(t, out); string(m["id"]) != `"a\"b"` || string(m["result"]) != `"ok"` {
-		t.Fatalf("direct request: %v", m)
+		t.Fatalf("request: %v", m)
 	}
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":7,"method":"card"}`)
 	<-d.quiet
@@ -186,7 +185,7 @@ func TestReplyAfterADirectRequest(t *testing.T) {
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":-1.5,"method":"tools.execute"}`)
 	<-d.quiet
 	if m := readMsg(t, out); string(m["id"]) != `-1.5` || string(m["result"]) != `"ok"` {
-		t.Fatalf("direct request with a number id jsonrpc2 cannot carry: %v", m)
+		t.Fatalf("request with a fractional negative id: %v", m)
 	}
 	fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%s,"result":{"decision":"deny"}}`+"\n", card["id"])
 	if m := readMsg(t, out); string(m["id"]) != "7" || string(m["result"]) != `{"decision":"deny"}` {
@@ -212,7 +211,7 @@ func TestRunReturnsOnlyOnceEveryAnswerIsWritten(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan struct{})
-			go func() { s.Run(ctx, d); close(done) }()
+			go func() { s.Run(ctx, table(d, "big", "small", "inl")); close(done) }()
 			fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
 			<-d.quiet
 			got := make(chan []byte)
@@ -248,7 +247,7 @@ func TestRunWaitsForARequestStillBeingRouted(t *testing.T) {
 	d := slowRoute{routing: routing}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { s.Run(ctx, d); close(done) }()
+	go func() { s.Run(ctx, table(d, "nope")); close(done) }()
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"nope"}`)
 	<-routing
 	cancel()
@@ -286,7 +285,7 @@ func osPipeServer(t *testing.T) (*Server, *io.PipeWriter, *os.File) {
 
 // serveUntilCleanup runs s with d until the test ends: input is then
 // closed and what is left of the output drained.
-func serveUntilCleanup(t *testing.T, s *Server, d Dispatcher, inW *io.PipeWriter, outR *os.File) {
+func serveUntilCleanup(t *testing.T, s *Server, d Methods, inW *io.PipeWriter, outR *os.File) {
 	done := make(chan struct{})
 	go func() { s.Run(context.Background(), d); s.stream.w.(*os.File).Close(); close(done) }()
 	t.Cleanup(func() {
@@ -304,7 +303,7 @@ func serveUntilCleanup(t *testing.T, s *Server, d Dispatcher, inW *io.PipeWriter
 func TestInlineAnswerBehindAnotherDoesNotStopInput(t *testing.T) {
 	s, inW, outR := osPipeServer(t)
 	d := &bigDispatcher{s: s, big: strings.Repeat("x", 1<<20), quiet: make(chan bool, 16)}
-	serveUntilCleanup(t, s, d, inW, outR)
+	serveUntilCleanup(t, s, table(d, "big", "small", "inl"), inW, outR)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
 	<-d.quiet
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"inl"}`)

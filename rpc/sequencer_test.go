@@ -97,7 +97,7 @@ func seqServer(t *testing.T) (*seqDispatcher, io.WriteCloser, chan map[string]js
 	d := &seqDispatcher{s: s, release: make(chan struct{}), askWithin: askDeadline}
 	done := make(chan struct{})
 	go func() {
-		s.Run(context.Background(), d)
+		s.Run(context.Background(), table(d, "config", "quick", "cancel-asks", "ask", "plain"))
 		outW.Close()
 		close(done)
 	}()

@@ -49,7 +49,7 @@ func TestRequestsReadWhileStoppingAreRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &stopDispatcher{stop: cancel, release: make(chan struct{})}
 	done := make(chan struct{})
-	go func() { s.Run(ctx, d); outW.Close(); close(done) }()
+	go func() { s.Run(ctx, table(d, "stop", "tool", "config")); outW.Close(); close(done) }()
 	lines := make(chan string, 8)
 	go func() {
 		sc := bufio.NewScanner(outR)
@@ -98,7 +98,7 @@ func TestRequestsReadAfterTheDrainAreRefused(t *testing.T) {
 	d := &stopDispatcher{stop: func() {}, release: make(chan struct{})}
 	close(d.release)
 	done := make(chan struct{})
-	go func() { s.Run(context.Background(), d); outW.Close(); close(done) }()
+	go func() { s.Run(context.Background(), table(d, "stop", "tool", "config")); outW.Close(); close(done) }()
 	fmt.Fprint(inW, `{"jsonrpc":"2.0","id":1,"method":"config"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tool"}`+"\n")
 	inW.Close()
 	<-done

@@ -1,13 +1,15 @@
 // Package mcp serves one hostcore session over the Model Context Protocol
 // (stdio transport, official SDK). It is a transport adapter: tools/list and
-// tools/call go to the handlers' frontend door, and the host→client traffic
-// of handlers.Client is mapped onto MCP. It knows nothing of tools.
+// tools/call go to a Backend (main wires handlers' frontend door to it),
+// and the host→client traffic the backend sends through the Frontend
+// (Call, CallWithin, Notify) is mapped onto MCP. It knows nothing of tools
+// and imports nothing of hostcore's but rpc.
 //
 // The mapping:
 //
-//   - tools/list: the session's tools (handlers.Server.FrontendTools) with
+//   - tools/list: the session's tools (Backend.FrontendTools) with
 //     their JSON Schemas and readOnlyHint / destructiveHint.
-//   - tools/call: handlers.Server.Execute, the path of tools.execute. The
+//   - tools/call: Backend.Execute, the path of tools.execute. The
 //     result's content becomes MCP text content, everything else (ok,
 //     errorCode, message, details, root, path, review, decision, timing)
 //     becomes structuredContent, and isError is kept.
@@ -42,16 +44,62 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hostcore/handlers"
 	"hostcore/rpc"
 )
 
-// Backend is what the adapter needs of handlers.Server.
+// Backend runs the session's tools.
 type Backend interface {
+	// EnsureSession binds the session of this frontend and workspace,
+	// creating it if need be, and returns its id.
 	EnsureSession(ctx context.Context, frontend, workspace, permissionMode string) (string, error)
-	FrontendTools(ctx context.Context, sessionID string) ([]handlers.FrontendTool, error)
-	Execute(ctx context.Context, p handlers.ExecuteParams) (*handlers.ToolResult, error)
+	FrontendTools(ctx context.Context, sessionID string) ([]Tool, error)
+	// Execute runs one call and returns its ToolResult, any value whose
+	// JSON is the ToolResult of PROTOCOL (content, isError, errorCode,
+	// message, decision and the rest).
+	Execute(ctx context.Context, c Call) (any, error)
+	// ModeWithoutCard names the permission mode that would have let a
+	// call needing a card run without one ("": none).
 	ModeWithoutCard(toolName, reason string) string
+}
+
+// Tool is a tool as tools/list shows it.
+type Tool struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	// ReadOnly tools only read; Destructive ones may change or delete
+	// what is there.
+	ReadOnly    bool
+	Destructive bool
+}
+
+// Call is one tools/call as the backend runs it.
+type Call struct {
+	SessionID  string
+	TurnID     string
+	ToolCallID string
+	ToolName   string
+	// PromptID: MCP shows no prompt boundaries, so each call is its own
+	// prompt (the per-prompt mutation failure count).
+	PromptID string
+	Args     json.RawMessage
+}
+
+// Arrival is a call a Backend registered as its line was read (Arriver).
+type Arrival interface {
+	// Drop lets go of a registration whose call will never run.
+	Drop()
+}
+
+// Arriver is implemented by a Backend that registers a call the moment
+// its line is read, so that one session's calls keep their arrival order
+// whatever order the SDK's goroutines run them in.
+type Arriver interface {
+	Arrive(c Call) Arrival
+	ExecuteArrival(ctx context.Context, a Arrival, args json.RawMessage) (any, error)
+	// AbortArrival ends a registered call that will never run as aborted,
+	// with its audit row.
+	AbortArrival(a Arrival)
 }
 
 // Options configure Serve.
@@ -64,8 +112,9 @@ type Options struct {
 	DrainTimeout time.Duration
 }
 
-// Frontend is one MCP connection. It implements handlers.Client; create it
-// first, hand it to handlers.New, then call Serve.
+// Frontend is one MCP connection. It is the backend's way back to the
+// client (Call, CallWithin, Notify); create it first, hand it to the
+// backend, then call Serve.
 type Frontend struct {
 	log   *slog.Logger
 	turn  string // the turnId of every call of this connection
@@ -78,26 +127,18 @@ type Frontend struct {
 	inflight sync.WaitGroup
 
 	// Set by Serve, for the arrival hooks (Hooks).
-	arriver   arriver
+	arriver   Arriver
 	sessionID string
 	served    map[string]bool
-	arrivals  map[string]*handlers.Arrival // by toolCallId, until its handler takes it
-	byRequest map[string]string            // toolCallId by JSON-RPC request id (idKey)
-}
-
-// arriver is the part of handlers.Server that registers a call as it is
-// read (handlers.Arrival).
-type arriver interface {
-	Arrive(p handlers.ExecuteParams) *handlers.Arrival
-	ExecuteArrival(ctx context.Context, a *handlers.Arrival, args json.RawMessage) (*handlers.ToolResult, error)
-	AbortArrival(a *handlers.Arrival)
+	arrivals  map[string]Arrival // by toolCallId, until its handler takes it
+	byRequest map[string]string  // toolCallId by JSON-RPC request id (idKey)
 }
 
 // New returns a Frontend that logs to log.
 func New(log *slog.Logger) *Frontend {
 	stop, abort := context.WithCancel(context.Background())
 	return &Frontend{log: log, turn: newID("mcp_conn_"), stop: stop, abort: abort, calls: map[string]*callState{},
-		arrivals: map[string]*handlers.Arrival{}, byRequest: map[string]string{}}
+		arrivals: map[string]Arrival{}, byRequest: map[string]string{}}
 }
 
 // callState is what the host→client side needs to know of one tools/call.
@@ -157,7 +198,7 @@ func (f *Frontend) Serve(ctx context.Context, b Backend, opts Options, t sdk.Tra
 		SupportedProtocolVersions: legacyVersions(),
 	})
 	f.mu.Lock()
-	f.arriver, _ = b.(arriver)
+	f.arriver, _ = b.(Arriver)
 	f.sessionID, f.served = sessionID, map[string]bool{}
 	for _, tool := range tools {
 		f.served[tool.Name] = true
@@ -195,7 +236,7 @@ func (f *Frontend) drain(timeout time.Duration) {
 	// Calls read but never given a handler (stdin closed right after
 	// them) end as aborted, each with its audit row.
 	f.mu.Lock()
-	left := make([]*handlers.Arrival, 0, len(f.arrivals))
+	left := make([]Arrival, 0, len(f.arrivals))
 	for id, a := range f.arrivals {
 		left = append(left, a)
 		delete(f.arrivals, id)
@@ -230,7 +271,7 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		// A call registered as its line was read (Hooks) keeps the id and
 		// the place it was given then.
-		var arrival *handlers.Arrival
+		var arrival Arrival
 		id, _ := req.Params.Meta[arrivalKey].(string)
 		if id != "" {
 			arrival = f.takeArrival(id)
@@ -268,26 +309,21 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		var res *handlers.ToolResult
+		var res any
 		var err error
 		if arrival != nil {
 			res, err = f.arriver.ExecuteArrival(ctx, arrival, args)
 		} else {
-			res, err = b.Execute(ctx, handlers.ExecuteParams{
-				SessionID: sessionID, TurnID: f.turn, ToolCallID: id, ToolName: name, Args: args,
-				// MCP shows no prompt boundaries: each call is its own
-				// prompt for the per-prompt mutation failure count.
-				PromptID: id,
-			})
+			res, err = b.Execute(ctx, Call{SessionID: sessionID, TurnID: f.turn, ToolCallID: id, ToolName: name, Args: args, PromptID: id})
 		}
 		if err != nil {
 			return nil, err
 		}
-		if st.noCard != nil && res.ErrorCode == "TOOL_DENIED" && res.Decision == "deny" {
-			res.Message = f.noCardMessage(b, st.noCard)
-			res.Content = []handlers.Content{{Type: "text", Text: res.Message}}
+		var noCard func() string
+		if st.noCard != nil {
+			noCard = func() string { return f.noCardMessage(b, st.noCard) }
 		}
-		return toResult(res)
+		return toResult(res, noCard)
 	}
 }
 
@@ -298,7 +334,7 @@ const arrivalKey = "hostcore/toolCallId"
 // Hooks are the rpc.MessageLines hooks of this frontend. The SDK runs each
 // tools/call on a goroutine of its own, so the order in which handlers
 // start is not the order the calls were sent; the Request hook registers
-// each call as its line is read (handlers.Arrival), so one session's
+// each call as its line is read (Arriver), so one session's
 // pipelined mutations apply in arrival order, as in the native mode. A
 // call the SDK answers without running a handler (an unknown tool, bad
 // params) is dropped when its answer is written.
@@ -334,7 +370,7 @@ func (f *Frontend) arrive(id json.RawMessage, method string, params json.RawMess
 	}
 	// The args go along only so that a call aborted before its handler
 	// starts (AbortArrival) is audited with them.
-	a := ar.Arrive(handlers.ExecuteParams{SessionID: sessionID, TurnID: f.turn, ToolCallID: callID, ToolName: name, PromptID: callID, Args: p["arguments"]})
+	a := ar.Arrive(Call{SessionID: sessionID, TurnID: f.turn, ToolCallID: callID, ToolName: name, PromptID: callID, Args: p["arguments"]})
 	f.mu.Lock()
 	f.arrivals[callID] = a
 	f.byRequest[idKey(id)] = callID
@@ -368,7 +404,7 @@ func (f *Frontend) answered(id json.RawMessage) {
 	}
 }
 
-func (f *Frontend) takeArrival(callID string) *handlers.Arrival {
+func (f *Frontend) takeArrival(callID string) Arrival {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a := f.arrivals[callID]
@@ -403,19 +439,38 @@ func (f *Frontend) noCardMessage(b Backend, c *cardInfo) string {
 }
 
 // toResult maps a ToolResult onto MCP: content as text, the rest of the
-// envelope as structuredContent.
-func toResult(res *handlers.ToolResult) (*sdk.CallToolResult, error) {
-	out := &sdk.CallToolResult{IsError: res.IsError, Content: []sdk.Content{}}
-	for _, c := range res.Content {
-		out.Content = append(out.Content, &sdk.TextContent{Text: c.Text})
-	}
+// envelope as structuredContent. noCard, when set, says why a call was
+// denied because this client cannot be shown a card: that replaces the
+// denial's message and content.
+func toResult(res any, noCard func() string) (*sdk.CallToolResult, error) {
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
+	var env struct {
+		IsError   bool   `json:"isError"`
+		ErrorCode string `json:"errorCode"`
+		Decision  string `json:"decision"`
+		Content   []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
 	var structured map[string]any
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(raw, &structured); err != nil {
 		return nil, err
+	}
+	out := &sdk.CallToolResult{IsError: env.IsError, Content: []sdk.Content{}}
+	if noCard != nil && env.ErrorCode == "TOOL_DENIED" && env.Decision == "deny" {
+		msg := noCard()
+		structured["message"] = msg
+		out.Content = append(out.Content, &sdk.TextContent{Text: msg})
+	} else {
+		for _, c := range env.Content {
+			out.Content = append(out.Content, &sdk.TextContent{Text: c.Text})
+		}
 	}
 	delete(structured, "content")
 	delete(structured, "isError")
@@ -445,7 +500,8 @@ func (noElicitation) NotSent() bool { return true }
 // errNotServed answers host→client requests that have no MCP mapping.
 var errNotServed = errors.New("not available over MCP")
 
-// Call implements handlers.Client.
+// Call sends a host→client request: a permission card becomes an
+// elicitation; anything else fails closed.
 func (f *Frontend) Call(ctx context.Context, method string, params, result any) error {
 	switch method {
 	case "permission.request":
@@ -520,13 +576,19 @@ func (f *Frontend) elicit(ctx context.Context, ss *sdk.ServerSession, c *cardInf
 	return deny, nil
 }
 
-// CallWithin implements handlers.Client: Call, with the reply due
-// within d.
+// CallWithin is Call with the reply due within d (0: no bound). A reply
+// is acted on as it comes here: there is nothing to wait behind.
 func (f *Frontend) CallWithin(ctx context.Context, d time.Duration, method string, params, result any) error {
-	return handlers.CallWithTimeout(ctx, d, func(ctx context.Context) error { return f.Call(ctx, method, params, result) })
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return f.Call(ctx, method, params, result)
 }
 
-// Notify implements handlers.Client.
+// Notify sends a host→client notification: tool.output becomes progress;
+// the others are dropped.
 func (f *Frontend) Notify(ctx context.Context, method string, params any) error {
 	if method != "tool.output" {
 		f.log.Debug("host→client notification has no MCP mapping; dropped", "method", method)

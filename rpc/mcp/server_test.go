@@ -12,14 +12,35 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"hostcore/handlers"
 )
+
+// client is the Frontend as a backend sees it.
+type client interface {
+	Call(ctx context.Context, method string, params, result any) error
+	Notify(ctx context.Context, method string, params any) error
+}
+
+// toolResult is the part of a ToolResult the adapter reads and passes on.
+type toolResult struct {
+	OK        bool      `json:"ok"`
+	IsError   bool      `json:"isError"`
+	ErrorCode string    `json:"errorCode,omitempty"`
+	Message   string    `json:"message,omitempty"`
+	Content   []content `json:"content"`
+	Root      string    `json:"root,omitempty"`
+	Path      string    `json:"path,omitempty"`
+	Decision  string    `json:"decision"`
+}
+
+type content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
 
 // fakeBackend stands in for handlers.Server: its Execute asks the
 // Frontend for a card (as the execute path does) and streams output.
 type fakeBackend struct {
-	client   handlers.Client
+	client   client
 	mu       sync.Mutex
 	decision string // what the card came back with
 	cardErr  error
@@ -29,8 +50,8 @@ func (b *fakeBackend) EnsureSession(ctx context.Context, frontend, workspace, mo
 	return frontend + "-test", nil
 }
 
-func (b *fakeBackend) FrontendTools(ctx context.Context, id string) ([]handlers.FrontendTool, error) {
-	return []handlers.FrontendTool{
+func (b *fakeBackend) FrontendTools(ctx context.Context, id string) ([]Tool, error) {
+	return []Tool{
 		{Name: "Read", Description: "read", InputSchema: json.RawMessage(`{"type":"object"}`), ReadOnly: true},
 		{Name: "Write", Description: "write", InputSchema: json.RawMessage(`{"type":"object"}`), Destructive: true},
 	}, nil
@@ -38,12 +59,12 @@ func (b *fakeBackend) FrontendTools(ctx context.Context, id string) ([]handlers.
 
 func (b *fakeBackend) ModeWithoutCard(tool, reason string) string { return "accept-edits" }
 
-func (b *fakeBackend) Execute(ctx context.Context, p handlers.ExecuteParams) (*handlers.ToolResult, error) {
+func (b *fakeBackend) Execute(ctx context.Context, p Call) (any, error) {
 	if p.ToolName == "Read" {
 		for i, chunk := range []string{"a", "bc"} {
 			b.client.Notify(ctx, "tool.output", map[string]any{"toolCallId": p.ToolCallID, "stream": "stdout", "seq": i, "data": chunk})
 		}
-		return &handlers.ToolResult{OK: true, Content: []handlers.Content{{Type: "text", Text: "abc"}}, Root: "workspace", Path: "f", Decision: "auto-allow"}, nil
+		return &toolResult{OK: true, Content: []content{{Type: "text", Text: "abc"}}, Root: "workspace", Path: "f", Decision: "auto-allow"}, nil
 	}
 	var reply struct {
 		Decision string `json:"decision"`
@@ -56,9 +77,9 @@ func (b *fakeBackend) Execute(ctx context.Context, p handlers.ExecuteParams) (*h
 	b.mu.Unlock()
 	if err != nil || reply.Decision == "deny" {
 		msg := "the user denied permission"
-		return &handlers.ToolResult{IsError: true, ErrorCode: "TOOL_DENIED", Message: msg, Decision: "deny", Content: []handlers.Content{{Type: "text", Text: msg}}}, nil
+		return &toolResult{IsError: true, ErrorCode: "TOOL_DENIED", Message: msg, Decision: "deny", Content: []content{{Type: "text", Text: msg}}}, nil
 	}
-	return &handlers.ToolResult{OK: true, Content: []handlers.Content{{Type: "text", Text: "wrote"}}, Decision: reply.Decision}, nil
+	return &toolResult{OK: true, Content: []content{{Type: "text", Text: "wrote"}}, Decision: reply.Decision}, nil
 }
 
 // connect serves a Frontend on in-memory transports.

@@ -2,7 +2,7 @@
 
 package rpc
 
-// The kinds of stdout (see unread_linux.go); here it is never told.
+// The kinds of stdout (see room_linux.go); here it is never told.
 const (
 	kindUnknown = iota
 	kindPipe

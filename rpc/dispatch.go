@@ -1,0 +1,195 @@
+package rpc
+
+import "context"
+
+// dispatcher reads the method table for one Run.
+type dispatcher struct {
+	s       *Server
+	methods Methods
+	ctx     context.Context // Run's: cancelled when hostcore stops
+}
+
+// read is the read goroutine: it takes the messages framing hands on, in
+// arrival order, until input ends. A reply goes to the Call waiting for
+// it at once; a request is handled (handle). At the end of input nobody
+// is left to answer cards or questions: their waits end now, and running
+// calls finish within their own timeouts before read returns.
+func (d *dispatcher) read() {
+	s := d.s
+	for {
+		m, err := s.stream.next()
+		if err != nil {
+			s.inputCancel()
+			s.wg.Wait()
+			s.stream.settle()
+			return
+		}
+		if m.method == "" {
+			s.deliver(m)
+			continue
+		}
+		d.handle(m)
+	}
+}
+
+// queued is a request read and counted (wg) but not yet routed.
+type queued struct {
+	message
+	m     Method
+	known bool
+}
+
+// handle takes one request, on the read goroutine, in arrival order.
+//
+// A configuring method finishes before any request read after it starts,
+// but it does not hold up the reading of input: it runs on the
+// sequencer, and requests read while the sequencer is busy queue behind
+// it there, while replies to our cards go on being read and delivered.
+// Anything else, with the sequencer idle, is handled here.
+func (d *dispatcher) handle(msg message) {
+	s := d.s
+	// Counted from the moment it is read, not only once it runs: Run,
+	// stopping, waits for the answers of requests it has read, those
+	// queued or refused here included (Prepare may take a while: a quick
+	// Read opens its file there).
+	if !s.wg.Enter() {
+		// The drain is over: the store is about to close, or has.
+		if msg.id != nil {
+			s.stream.writeError(msg.id, toWire(errStopped), true)
+		}
+		return
+	}
+	m, known := d.methods[msg.method]
+	if !known {
+		// Weighed and refused as any request, then answered -32601.
+		m = Method{WhileStopping: true}
+	}
+	r := queued{message: msg, m: m, known: known}
+	switch s.seq.queue(r, d.process) {
+	case runHere:
+		d.process(r)
+	case refuseFull:
+		s.wg.Done()
+		s.log.Warn("request refused: too many requests wait behind a configuring method", "method", msg.method)
+		if msg.id != nil {
+			s.stream.writeError(msg.id, toWire(errBusy), true)
+		}
+	}
+}
+
+// process routes and runs one request read earlier, on the read
+// goroutine or the sequencer, in arrival order; wg counts it already.
+//
+// Requests run concurrently, but not without bound: each holds its
+// params and, until its answer is written, its result. A client that
+// sends without reading our output, or sends megabyte lines by the
+// dozen, would otherwise grow memory until the process is killed. One
+// over the budget is answered at once, on this goroutine, which is never
+// made to wait for a running call: the replies to our cards come in on
+// it. The budget is taken before Prepare, which may take the request's
+// place in an order (a Write's ticket) that only running it gives back.
+func (d *dispatcher) process(r queued) {
+	s := d.s
+	method, id, params := r.method, r.id, r.params
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			s.wg.Done()
+		}
+	}()
+	var weight int64
+	sem := s.budget
+	switch {
+	case r.m.Kind == Cancel && len(params) <= reliefParamsMax:
+		sem, weight = s.relief, 1
+	case r.m.Kind != Configuring:
+		weight = min(requestWeight+int64(len(params)), s.budgetSize)
+	}
+	if weight > 0 && !sem.TryAcquire(weight) {
+		s.log.Warn("request refused: too much in flight", "method", method, "paramsBytes", len(params))
+		if id != nil {
+			s.stream.writeError(id, toWire(errBusy), true)
+		}
+		return
+	}
+	release := func() {
+		if weight > 0 {
+			sem.Release(weight)
+		}
+	}
+	if d.ctx.Err() != nil && !r.m.WhileStopping {
+		// Stopping (shutdown, a signal, the client gone): everything was
+		// cancelled at once, so a later request would only fail against
+		// its cancelled context, or change what the stop has settled.
+		release()
+		if id != nil {
+			s.stream.writeError(id, toWire(errStopped), true)
+		}
+		return
+	}
+	var run Run
+	var inline bool
+	if r.known {
+		run, inline = r.m.route(params)
+	}
+	if run == nil {
+		release()
+		if id != nil {
+			s.stream.writeError(id, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method}, true)
+		}
+		return
+	}
+	// inline: answered on this goroutine, whose writes must not block on
+	// a client that is not reading (see lineStream.writeLineNow).
+	answer := func(inline bool) {
+		defer release()
+		if !inline && sem == s.budget && weight > 0 {
+			// Its answer might wait behind answers the client has not
+			// read: it may wait before running instead (waitForRoom).
+			done := s.stream.waitForRoom(d.ctx)
+			defer done()
+		}
+		result, err := safeRun(d.ctx, run)
+		// What a result leaves for after its answer runs whatever becomes
+		// of the answer: a notification gets none, an error or a broken
+		// pipe none that arrives (a quick Read's file is closed there).
+		if a, ok := result.(AfterReplier); ok {
+			defer a.AfterReply()
+		}
+		if id == nil {
+			return
+		}
+		if err != nil {
+			s.stream.writeError(id, toWire(err), inline)
+			return
+		}
+		if result == nil {
+			result = struct{}{}
+		}
+		if err := s.stream.writeResult(id, result, inline); err != nil {
+			s.log.Debug("reply not sent", "method", method, "err", err)
+		}
+	}
+	if inline {
+		answer(true)
+		return
+	}
+	s.running.Add(1)
+	handedOff = true
+	s.workers.do(func() {
+		defer s.wg.Done()
+		defer s.running.Add(-1)
+		answer(false)
+	})
+}
+
+// safeRun turns a handler panic into an internal error: no input may crash
+// the process.
+func safeRun(ctx context.Context, run Run) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &panicError{r}
+		}
+	}()
+	return run(ctx)
+}
