@@ -1,0 +1,171 @@
+package landlock
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Mode says where a sandboxed command may write.
+type Mode string
+
+const (
+	// WorkspaceWrite: the workspace, the scratch, the temp dirs, the
+	// user's cache dir and the dirs a setting names.
+	WorkspaceWrite Mode = "workspace-write"
+	// ReadOnly: the scratch and the temp dirs only (Plan and Goal, or the
+	// user's choice); the workspace is read like the rest of the disk.
+	ReadOnly Mode = "read-only"
+)
+
+// Policy is what one command may do. Reads are allowed everywhere except
+// in the Deny paths; writes only in the roots the Mode allows. The zero
+// fields are simply not granted.
+type Policy struct {
+	Mode      Mode   `json:"mode"`
+	Workspace string `json:"workspace,omitempty"`
+	Scratch   string `json:"scratch,omitempty"`
+	// Home is the home directory "~/" stands for in Deny.
+	Home string `json:"home,omitempty"`
+	// TempDirs are writable in both modes: /tmp, $TMPDIR, /dev/shm.
+	TempDirs []string `json:"tempDirs,omitempty"`
+	// CacheDir ($XDG_CACHE_HOME or ~/.cache) is writable in
+	// workspace-write mode, so builds keep their caches.
+	CacheDir string `json:"cacheDir,omitempty"`
+	// WritableExtra are the dirs a setting names, writable in
+	// workspace-write mode.
+	WritableExtra []string `json:"writableExtra,omitempty"`
+	// Deny are the sensitive paths: neither read nor written nor listed,
+	// however a command spells them. "~/" at the start means Home. A Deny
+	// path carves itself out of every grant above it; a root named above
+	// (the workspace, a writable dir) that lies inside a Deny path is
+	// still granted, since someone chose it.
+	Deny []string `json:"deny,omitempty"`
+	// ListAll lets every directory be listed (ls /, ls ~), including
+	// the names, not the contents, of the entries of a denied directory.
+	// Off, a directory above a denied path (/, /etc, ~, ~/.config) can be
+	// entered and its entries opened by name, but not listed.
+	ListAll bool `json:"listAll,omitempty"`
+}
+
+// Sensitive is the built-in list of paths a command can neither read nor
+// write: the command denylist's credentials (ssh, cloud, browser
+// profiles, keyrings, the host's keys and password hashes) and the
+// package managers' credential files. "~/" is the user's home.
+var Sensitive = []string{
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube/config",
+	"~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
+	"~/.config/gh", "~/.config/hub", "~/.password-store", "~/.local/share/keyrings",
+	"~/Library/Keychains", "/Library/Keychains",
+	"~/.mozilla", "~/.config/google-chrome", "~/.config/chromium", "~/.config/BraveSoftware",
+	"~/.config/microsoft-edge", "~/snap/firefox",
+	"~/Library/Application Support/Google/Chrome", "~/Library/Application Support/Firefox",
+	"~/Library/Application Support/BraveSoftware", "~/Library/Application Support/Microsoft Edge",
+	"~/Library/Safari", "~/Library/Cookies",
+	"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/master.passwd",
+	"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
+	"/etc/ssh/ssh_host_dsa_key",
+	// Package managers and other tools that keep a token in a file.
+	"~/.npmrc", "~/.pypirc", "~/.cargo/credentials", "~/.cargo/credentials.toml",
+	"~/.gem/credentials", "~/.config/composer/auth.json", "~/.composer/auth.json",
+	"~/.terraform.d/credentials.tfrc.json", "~/.vault-token", "~/.pgpass",
+}
+
+// DefaultPolicy is the policy of a command run with env in mode: the
+// temp dirs, the cache dir and the home come from env (the command's
+// environment), the denied paths are Sensitive. The caller adds the dirs
+// a setting names to WritableExtra and the user's own entries to Deny.
+func DefaultPolicy(mode Mode, workspace, scratch string, env []string) Policy {
+	home := lookupEnv(env, "HOME")
+	temps := []string{"/tmp", "/dev/shm"}
+	if t := lookupEnv(env, "TMPDIR"); filepath.IsAbs(t) {
+		temps = append(temps, t)
+	}
+	cache := lookupEnv(env, "XDG_CACHE_HOME")
+	if !filepath.IsAbs(cache) {
+		cache = ""
+		if filepath.IsAbs(home) {
+			cache = filepath.Join(home, ".cache")
+		}
+	}
+	return Policy{
+		Mode:      mode,
+		Workspace: workspace,
+		Scratch:   scratch,
+		Home:      home,
+		TempDirs:  temps,
+		CacheDir:  cache,
+		Deny:      append([]string(nil), Sensitive...),
+	}
+}
+
+// lookupEnv is the last value of key in env, as the kernel's getenv
+// would not define but every shell takes.
+func lookupEnv(env []string, key string) string {
+	v := ""
+	for _, e := range env {
+		if k, val, ok := strings.Cut(e, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// Encode is the policy as one string, for a reaper's spec or a helper's
+// argument.
+func (p Policy) Encode() (string, error) {
+	b, err := json.Marshal(p)
+	return string(b), err
+}
+
+// DecodePolicy reads what Encode wrote.
+func DecodePolicy(s string) (Policy, error) {
+	var p Policy
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return p, fmt.Errorf("decoding the sandbox policy: %w", err)
+	}
+	return p, p.validate()
+}
+
+// validate refuses a policy whose roots are not absolute, or that would
+// make the whole disk writable.
+func (p Policy) validate() error {
+	switch p.Mode {
+	case WorkspaceWrite, ReadOnly:
+	default:
+		return fmt.Errorf("sandbox mode %q: want %q or %q", p.Mode, WorkspaceWrite, ReadOnly)
+	}
+	for _, w := range p.writable() {
+		if !filepath.IsAbs(w) {
+			return fmt.Errorf("writable dir %q is not an absolute path", w)
+		}
+		if filepath.Clean(w) == "/" {
+			return errors.New("writable dir / would let a command write everywhere")
+		}
+	}
+	if p.Home != "" && !filepath.IsAbs(p.Home) {
+		return fmt.Errorf("home %q is not an absolute path", p.Home)
+	}
+	return nil
+}
+
+// writable lists the roots the Mode lets a command write in.
+func (p Policy) writable() []string {
+	var out []string
+	add := func(paths ...string) {
+		for _, d := range paths {
+			if d != "" {
+				out = append(out, d)
+			}
+		}
+	}
+	add(p.Scratch)
+	add(p.TempDirs...)
+	if p.Mode == WorkspaceWrite {
+		add(p.Workspace, p.CacheDir)
+		add(p.WritableExtra...)
+	}
+	return out
+}
