@@ -111,7 +111,8 @@ func makePlan(p Policy) (plan, error) {
 // resolveDeny expands "~/" against home (by the name given and by its
 // real path) and adds each path's real path: the kernel checks the file
 // a command reaches, whatever the spelling. A path that does not exist
-// has nothing to protect and is left out.
+// has nothing to protect and is left out, and so is one the file
+// permissions close to this user for good (closedByOwner).
 func resolveDeny(deny []string, home string) []string {
 	homes := []string{}
 	if home != "" {
@@ -122,7 +123,8 @@ func resolveDeny(deny []string, home string) []string {
 	}
 	var out []string
 	add := func(p string) {
-		if _, err := os.Lstat(p); err != nil {
+		fi, err := os.Stat(p)
+		if err != nil || closedByOwner(p, fi) {
 			return
 		}
 		out = append(out, p)

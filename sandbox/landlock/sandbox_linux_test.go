@@ -110,6 +110,10 @@ func TestSecrets(t *testing.T) {
 			`try shadow 'cat /etc/shadow'`,
 			`try passwd 'cat /etc/passwd'`,
 			`try grep 'grep -r SECRET ~ /proc/self/root$HOME 2>/dev/null | grep -q SECRET'`,
+			`try list-home 'ls ~'`,
+			`try list-root 'ls /'`,
+			`try list-workspace 'ls "$WS"'`,
+			`try list-usr 'ls /usr'`,
 		)
 		want := map[string]string{
 			"plain": "denied", "var": "denied", "backquote": "denied", "printf-v": "denied",
@@ -118,11 +122,32 @@ func TestSecrets(t *testing.T) {
 			"aws": "denied", "gcloud": "denied", "docker": "denied", "npmrc": "denied",
 			"notes": "ok", "config-other": "ok", "docker-other": "ok",
 			"shadow": "denied", "passwd": "ok", "grep": "denied",
+			// Above a denied path, directories are entered, not listed.
+			"list-home": "denied", "list-root": "denied", "list-workspace": "ok", "list-usr": "ok",
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got)\n%s", diff)
 		}
 	})
+}
+
+// ListAll lists every directory, the denied ones' names included, and
+// still reads none of their files.
+func TestListAll(t *testing.T) {
+	requireLandlock(t)
+	f := newFixture(t)
+	p := f.policy(WorkspaceWrite)
+	p.ListAll = true
+	got := tries(t, f, run{policy: p, how: "fork", nobody: users(t)[len(users(t))-1]},
+		`try list-home 'ls ~ | grep -q notes.txt'`,
+		`try list-root 'ls / | grep -q usr'`,
+		`try list-ssh 'ls ~/.ssh | grep -q id_rsa'`,
+		`try read-ssh 'cat ~/.ssh/id_rsa'`,
+	)
+	want := map[string]string{"list-home": "ok", "list-root": "ok", "list-ssh": "ok", "read-ssh": "denied"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
 }
 
 // Nothing inside reaches the parent (hostcore): not its descriptors
