@@ -247,3 +247,19 @@ func TestDefaultPolicy(t *testing.T) {
 		t.Errorf("round trip (-want +got)\n%s", diff)
 	}
 }
+
+func TestSummary(t *testing.T) {
+	p := DefaultPolicy(ReadOnly, "/ws", "/s", []string{"HOME=/home/u"})
+	got := p.Summary()
+	for _, want := range []string{"read-only", "the scratch dir (/s)", "/tmp", "~/.ssh", "more", "entered but not listed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Summary() lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "/ws") {
+		t.Errorf("read-only Summary() names the workspace as writable:\n%s", got)
+	}
+	if !LooksDenied("cat: /home/u/.ssh/id_rsa: Permission denied") || LooksDenied("No such file or directory") {
+		t.Error("LooksDenied")
+	}
+}

@@ -169,3 +169,45 @@ func (p Policy) writable() []string {
 	}
 	return out
 }
+
+// Summary says in a sentence what a command may do under p: the hint a
+// command that failed on a sandbox denial gets (see LooksDenied), and
+// the line a card can show.
+func (p Policy) Summary() string {
+	var roots []string
+	named := func(what, dir string) {
+		if dir != "" {
+			roots = append(roots, fmt.Sprintf("%s (%s)", what, dir))
+		}
+	}
+	if p.Mode == WorkspaceWrite {
+		named("the workspace", p.Workspace)
+	}
+	named("the scratch dir", p.Scratch)
+	roots = append(roots, p.TempDirs...)
+	if p.Mode == WorkspaceWrite {
+		named("the cache dir", p.CacheDir)
+		roots = append(roots, p.WritableExtra...)
+	}
+	deny := p.Deny
+	more := ""
+	if len(deny) > 6 {
+		deny, more = deny[:6], fmt.Sprintf(" and %d more", len(p.Deny)-6)
+	}
+	list := "directories above them can be entered but not listed"
+	if p.ListAll {
+		list = "every directory can be listed"
+	}
+	return fmt.Sprintf("The command ran in a sandbox (%s): it may write only in %s; it may read everything except the sensitive paths (%s%s), and %s; the network is open.",
+		p.Mode, strings.Join(roots, ", "), strings.Join(deny, ", "), more, list)
+}
+
+// LooksDenied reports whether a failed command's error output reads like
+// a sandbox refusal: the kernel answers a Landlock denial with EACCES
+// ("Permission denied") for files and EPERM ("Operation not permitted")
+// for signals and sockets. It is a guess (the file permissions say the
+// same), good for a hint, not for a verdict.
+func LooksDenied(stderr string) bool {
+	return strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Operation not permitted") ||
+		strings.Contains(stderr, "permission denied") || strings.Contains(stderr, "operation not permitted")
+}

@@ -1,13 +1,16 @@
 package landlock
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/creack/pty"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -269,5 +272,38 @@ func TestToolsWork(t *testing.T) {
 	}
 	if strings.Contains(stderr, "ermission denied") {
 		t.Errorf("a denial on the way:\n%s", stderr)
+	}
+}
+
+// A command on a terminal (hostcore's TTY mode) uses it as usual: its
+// controlling terminal through /dev/tty, its size, its name.
+func TestTerminal(t *testing.T) {
+	requireLandlock(t)
+	f := newFixture(t)
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer master.Close()
+	pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
+	rs, err := Prepare(f.policy(WorkspaceWrite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	argv := []string{"/bin/bash", "--noprofile", "--norc", "-c", `tty >/dev/null && echo to-tty > /dev/tty && stty size && echo done`}
+	attr := &syscall.ProcAttr{Env: f.env(), Files: []uintptr{slave.Fd(), slave.Fd(), slave.Fd()},
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}}
+	pid, err := rs.Fork(func() (int, error) { return syscall.ForkExec(argv[0], argv, attr) })
+	slave.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(master) // EIO once the terminal is closed
+	var ws syscall.WaitStatus
+	syscall.Wait4(pid, &ws, 0, nil)
+	got := strings.ReplaceAll(string(out), "\r\n", "\n")
+	if ws.ExitStatus() != 0 || got != "to-tty\n50 200\ndone\n" {
+		t.Errorf("exit %d, output %q", ws.ExitStatus(), got)
 	}
 }
