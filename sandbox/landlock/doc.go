@@ -11,8 +11,11 @@
 // session's scratch, the temp dirs (/tmp, $TMPDIR, /dev/shm), the user's
 // cache dir ($XDG_CACHE_HOME or ~/.cache, so builds keep their caches)
 // and the dirs a setting names; in read-only mode the scratch and the temp
-// dirs only. /dev is closed but for the null, zero, random and terminal
-// devices: a block device would hand root the disk, denied paths and all.
+// dirs only. /dev is closed but for the null, zero and random devices,
+// /dev/tty and the command's own terminal (Policy.Terminal): a block
+// device would hand root the disk, denied paths and all, and the user's
+// other terminals in /dev/pts would take keystrokes typed by the command
+// (TIOCSTI) into a shell outside the sandbox.
 // A write never makes a device node, for the same reason. The network is
 // left alone.
 //

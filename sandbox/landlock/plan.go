@@ -62,7 +62,12 @@ const (
 
 // devices are the device files every command may use, whatever its
 // mode: /dev is otherwise closed (a block device would hand root the
-// whole disk, denied paths included).
+// whole disk, denied paths included). /dev/tty is the command's
+// controlling terminal, if any. /dev/pts is not opened: the user's other
+// terminals are there, and a command that could open one could type into
+// it (TIOCSTI) or write on it; a command's own terminal is granted by
+// name (Policy.Terminal). No new pseudo-terminal can be made inside
+// (/dev/ptmx), for the same reason.
 var devices = []rule{
 	{Path: "/dev", Access: accList, Dir: true},
 	{Path: "/dev/null", Access: accRead | accWrite},
@@ -71,8 +76,6 @@ var devices = []rule{
 	{Path: "/dev/random", Access: accRead | accWrite},
 	{Path: "/dev/urandom", Access: accRead | accWrite},
 	{Path: "/dev/tty", Access: accRead | accWrite | accIoctl},
-	{Path: "/dev/ptmx", Access: accRead | accWrite | accIoctl},
-	{Path: "/dev/pts", Access: accRead | accWrite | accIoctl, Dir: true},
 }
 
 // planner builds a plan.
@@ -98,6 +101,9 @@ func makePlan(p Policy) (plan, error) {
 	pl.root("/", accRead, append([]string{"/dev"}, pl.deny...))
 	for _, d := range devices {
 		pl.root(d.Path, d.Access, pl.deny)
+	}
+	if p.Terminal != "" {
+		pl.root(p.Terminal, accRead|accWrite|accIoctl, pl.deny)
 	}
 	if p.ListAll {
 		pl.root("/", accList, nil)

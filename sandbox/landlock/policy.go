@@ -43,6 +43,10 @@ type Policy struct {
 	// (the workspace, a writable dir) that lies inside a Deny path is
 	// still granted, since someone chose it.
 	Deny []string `json:"deny,omitempty"`
+	// Terminal is the command's own terminal (hostcore's TTY mode: the
+	// pseudo-terminal on its stdin, /dev/pts/N), opened by name for
+	// reading, writing and its ioctls. The other terminals stay closed.
+	Terminal string `json:"terminal,omitempty"`
 	// ListAll lets every directory be listed (ls /, ls ~), including
 	// the names, not the contents, of the entries of a denied directory.
 	// Off, a directory above a denied path (/, /etc, ~, ~/.config) can be
@@ -144,6 +148,9 @@ func (p Policy) validate() error {
 		if filepath.Clean(w) == "/" {
 			return errors.New("writable dir / would let a command write everywhere")
 		}
+	}
+	if p.Terminal != "" && !strings.HasPrefix(filepath.Clean(p.Terminal), "/dev/pts/") {
+		return fmt.Errorf("terminal %q is not a pseudo-terminal under /dev/pts", p.Terminal)
 	}
 	if p.Home != "" && !filepath.IsAbs(p.Home) {
 		return fmt.Errorf("home %q is not an absolute path", p.Home)

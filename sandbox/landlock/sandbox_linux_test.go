@@ -276,7 +276,8 @@ func TestToolsWork(t *testing.T) {
 }
 
 // A command on a terminal (hostcore's TTY mode) uses it as usual: its
-// controlling terminal through /dev/tty, its size, its name.
+// controlling terminal through /dev/tty, its size, its name; the other
+// terminals in /dev/pts stay closed.
 func TestTerminal(t *testing.T) {
 	requireLandlock(t)
 	f := newFixture(t)
@@ -286,13 +287,21 @@ func TestTerminal(t *testing.T) {
 	}
 	defer master.Close()
 	pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
-	rs, err := Prepare(f.policy(WorkspaceWrite))
+	otherMaster, other, err := pty.Open() // the user's other terminal
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherMaster.Close()
+	defer other.Close()
+	p := f.policy(WorkspaceWrite)
+	p.Terminal = slave.Name()
+	rs, err := Prepare(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rs.Close()
-	argv := []string{"/bin/bash", "--noprofile", "--norc", "-c", `tty >/dev/null && echo to-tty > /dev/tty && stty size && echo done`}
-	attr := &syscall.ProcAttr{Env: f.env(), Files: []uintptr{slave.Fd(), slave.Fd(), slave.Fd()},
+	argv := []string{"/bin/bash", "--noprofile", "--norc", "-c", `echo to-tty > /dev/tty && echo to-pts > $(tty) && stty size < $(tty) && ! echo x 2>/dev/null > $OTHER && echo done`}
+	attr := &syscall.ProcAttr{Env: append(f.env(), "OTHER="+other.Name()), Files: []uintptr{slave.Fd(), slave.Fd(), slave.Fd()},
 		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}}
 	pid, err := rs.Fork(func() (int, error) { return syscall.ForkExec(argv[0], argv, attr) })
 	slave.Close()
@@ -303,7 +312,7 @@ func TestTerminal(t *testing.T) {
 	var ws syscall.WaitStatus
 	syscall.Wait4(pid, &ws, 0, nil)
 	got := strings.ReplaceAll(string(out), "\r\n", "\n")
-	if ws.ExitStatus() != 0 || got != "to-tty\n50 200\ndone\n" {
+	if ws.ExitStatus() != 0 || got != "to-tty\nto-pts\n50 200\ndone\n" {
 		t.Errorf("exit %d, output %q", ws.ExitStatus(), got)
 	}
 }
