@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -42,7 +43,11 @@ func TestMain(m *testing.M) {
 	case modeProbe:
 		os.Exit(runProbe(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if shared.f != nil {
+		os.RemoveAll(shared.f.base)
+	}
+	os.Exit(code)
 }
 
 // runParent reads the control paths (the file permissions allow this
@@ -218,17 +223,32 @@ type fixture struct {
 	base, home, ws, scratch, outside, bin string
 }
 
+// shared is the fixture the tests share (made once: it holds a copy of
+// the test binary); TestMain removes it. The commands name what they
+// create after their pid, so tests run in parallel on it.
+var shared struct {
+	once sync.Once
+	f    *fixture
+	err  error
+}
+
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	parent := "/var/tmp"
-	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+	if _, err := os.Stat("/var/tmp"); err != nil {
 		t.Skip("no /var/tmp for a tree outside /tmp")
 	}
-	base, err := os.MkdirTemp(parent, "hostcore-landlock-")
-	if err != nil {
-		t.Fatal(err)
+	shared.once.Do(func() { shared.f, shared.err = makeFixture() })
+	if shared.err != nil {
+		t.Fatal(shared.err)
 	}
-	t.Cleanup(func() { os.RemoveAll(base) })
+	return shared.f
+}
+
+func makeFixture() (*fixture, error) {
+	base, err := os.MkdirTemp("/var/tmp", "hostcore-landlock-")
+	if err != nil {
+		return nil, err
+	}
 	f := &fixture{
 		base:    base,
 		home:    filepath.Join(base, "home"),
@@ -253,10 +273,10 @@ func newFixture(t testing.TB) *fixture {
 	for name, body := range files {
 		p := filepath.Join(base, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	for _, d := range []string{base, f.home, filepath.Dir(f.bin)} {
@@ -270,16 +290,16 @@ func newFixture(t testing.TB) *fixture {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	data, err := os.ReadFile(exe)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := os.WriteFile(f.bin, data, 0o755); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return f
+	return f, nil
 }
 
 // policy is the default policy for the fixture's home, workspace and scratch.
@@ -385,7 +405,10 @@ func variants(t *testing.T, body func(t *testing.T, how string, nobody bool)) {
 			if nobody {
 				name += "/nobody"
 			}
-			t.Run(name, func(t *testing.T) { body(t, how, nobody) })
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				body(t, how, nobody)
+			})
 		}
 	}
 }

@@ -28,6 +28,7 @@ func TestAvailable(t *testing.T) {
 // A command writes in the workspace, the scratch, /tmp and the cache, and
 // nowhere else: not beside the roots, not in the home, not in /etc.
 func TestWrites(t *testing.T) {
+	t.Parallel()
 	requireLandlock(t)
 	f := newFixture(t)
 	variants(t, func(t *testing.T, how string, nobody bool) {
@@ -61,6 +62,7 @@ func TestWrites(t *testing.T) {
 // Read-only mode: the workspace is read, not written; scratch and temp
 // are written.
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	requireLandlock(t)
 	f := newFixture(t)
 	variants(t, func(t *testing.T, how string, nobody bool) {
@@ -86,6 +88,7 @@ func TestReadOnly(t *testing.T) {
 // written, however the path is spelled at run time; their siblings read
 // as usual.
 func TestSecrets(t *testing.T) {
+	t.Parallel()
 	requireLandlock(t)
 	f := newFixture(t)
 	variants(t, func(t *testing.T, how string, nobody bool) {
@@ -137,6 +140,7 @@ func TestSecrets(t *testing.T) {
 // ListAll lists every directory, the denied ones' names included, and
 // still reads none of their files.
 func TestListAll(t *testing.T) {
+	t.Parallel()
 	requireLandlock(t)
 	f := newFixture(t)
 	p := f.policy(WorkspaceWrite)
@@ -158,6 +162,7 @@ func TestListAll(t *testing.T) {
 // its abstract unix sockets. What ps and a process's own /proc need
 // still works.
 func TestParentUnreachable(t *testing.T) {
+	t.Parallel()
 	requireLandlock(t)
 	abi, _ := Available()
 	f := newFixture(t)
@@ -241,6 +246,7 @@ func TestProcessStaysFree(t *testing.T) {
 // (~/go/pkg/mod) would be refused: the module cache is read, not written,
 // unless a setting names it.
 func TestToolsWork(t *testing.T) {
+	t.Parallel()
 	requireLandlock(t)
 	if testing.Short() {
 		t.Skip("builds a Go program")
@@ -279,6 +285,7 @@ func TestToolsWork(t *testing.T) {
 // controlling terminal through /dev/tty, its size, its name; the other
 // terminals in /dev/pts stay closed.
 func TestTerminal(t *testing.T) {
+	t.Parallel()
 	requireLandlock(t)
 	f := newFixture(t)
 	master, slave, err := pty.Open()
