@@ -3,7 +3,9 @@ package landlock
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,6 +232,14 @@ func TestDefaultPolicy(t *testing.T) {
 	p.Mode = ReadOnly
 	if diff := cmp.Diff([]string{"/s", "/tmp", "/dev/shm", "/t"}, p.writable()); diff != "" {
 		t.Errorf("read-only (-want +got)\n%s", diff)
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "/home/u" {
+		if !slices.Contains(p.Deny, filepath.Join(u.HomeDir, ".ssh")) {
+			t.Errorf("Deny lacks the user database's home %s: %q", u.HomeDir, p.Deny)
+		}
+		if p := DefaultPolicy(ReadOnly, "/ws", "/s", nil); p.Home != u.HomeDir {
+			t.Errorf("without HOME, Home = %q, want %q", p.Home, u.HomeDir)
+		}
 	}
 	p = DefaultPolicy(ReadOnly, "/ws", "/s", []string{"HOME=/home/u", "TMPDIR=relative"})
 	if p.CacheDir != "/home/u/.cache" || len(p.TempDirs) != 2 {

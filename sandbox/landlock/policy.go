@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/user"
 	"path/filepath"
 	"strings"
 )
@@ -79,10 +80,27 @@ var Sensitive = []string{
 
 // DefaultPolicy is the policy of a command run with env in mode: the
 // temp dirs, the cache dir and the home come from env (the command's
-// environment), the denied paths are Sensitive. The caller adds the dirs
-// a setting names to WritableExtra and the user's own entries to Deny.
+// environment), the denied paths are Sensitive, in $HOME and, when it is
+// another directory, in the home the user database gives (a HOME set
+// elsewhere must not open the real ~/.ssh). The caller adds the dirs a
+// setting names to WritableExtra and the user's own entries to Deny.
 func DefaultPolicy(mode Mode, workspace, scratch string, env []string) Policy {
 	home := lookupEnv(env, "HOME")
+	deny := append([]string(nil), Sensitive...)
+	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) && filepath.Clean(u.HomeDir) != filepath.Clean(home) {
+		if !filepath.IsAbs(home) {
+			home = u.HomeDir
+		} else {
+			for _, d := range Sensitive {
+				if rest, ok := strings.CutPrefix(d, "~/"); ok {
+					deny = append(deny, filepath.Join(u.HomeDir, rest))
+				}
+			}
+		}
+	}
+	if !filepath.IsAbs(home) {
+		home = ""
+	}
 	temps := []string{"/tmp", "/dev/shm"}
 	if t := lookupEnv(env, "TMPDIR"); filepath.IsAbs(t) {
 		temps = append(temps, t)
@@ -101,7 +119,7 @@ func DefaultPolicy(mode Mode, workspace, scratch string, env []string) Policy {
 		Home:      home,
 		TempDirs:  temps,
 		CacheDir:  cache,
-		Deny:      append([]string(nil), Sensitive...),
+		Deny:      deny,
 	}
 }
 
