@@ -35,6 +35,16 @@ func BenchmarkTrue(b *testing.B) {
 			wait(b, pid, err)
 		}
 	})
+	b.Run("plan", func(b *testing.B) {
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			pl, err := makePlan(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(pl.Rules)), "rules")
+		}
+	})
 	b.Run("prepare", func(b *testing.B) {
 		defer cpuPerOp(b)()
 		for b.Loop() {
