@@ -64,7 +64,7 @@ func kernelABI() (int, error) {
 	case errors.Is(err, unix.ENOSYS):
 		return 0, errors.New("the kernel has no Landlock (built without CONFIG_SECURITY_LANDLOCK)")
 	case errors.Is(err, unix.EOPNOTSUPP):
-		return 0, errors.New("Landlock is disabled in this kernel (it is not in the lsm= boot parameter)")
+		return 0, errors.New("this kernel has Landlock disabled (it is not in the lsm= boot parameter)")
 	case err != nil:
 		return 0, fmt.Errorf("asking the kernel for Landlock: %w", err)
 	case abi < minABI:

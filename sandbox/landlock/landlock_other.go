@@ -9,7 +9,7 @@ import (
 )
 
 // errUnsupported: Landlock is a Linux security module.
-var errUnsupported = fmt.Errorf("Landlock is Linux-only: commands run unsandboxed on %s", runtime.GOOS)
+var errUnsupported = fmt.Errorf("no Landlock on %s (it is a Linux security module): commands run unsandboxed", runtime.GOOS)
 
 // Available reports 0 and the reason: there is no Landlock here.
 func Available() (abi int, reason string) { return 0, errUnsupported.Error() }
