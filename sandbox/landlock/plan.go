@@ -80,8 +80,7 @@ var devices = []rule{
 
 // planner builds a plan.
 type planner struct {
-	deny  []string // resolved, clean, absolute
-	index map[string]int
+	index map[string]int // rule by path
 	plan  plan
 }
 
@@ -96,22 +95,43 @@ func makePlan(p Policy) (plan, error) {
 		return plan{}, err
 	}
 	pl := &planner{index: make(map[string]int)}
-	pl.deny = resolveDeny(p.Deny, p.Home)
+	deny := resolveDeny(p.Deny, p.Home)
+	denied := newFence(deny)
 	// Reads: the whole disk but /dev and the denied paths.
-	pl.root("/", accRead, append([]string{"/dev"}, pl.deny...))
+	pl.root("/", accRead, newFence(append([]string{"/dev"}, deny...)))
 	for _, d := range devices {
-		pl.root(d.Path, d.Access, pl.deny)
+		pl.root(d.Path, d.Access, denied)
 	}
 	if p.Terminal != "" {
-		pl.root(p.Terminal, accRead|accWrite|accIoctl, pl.deny)
+		pl.root(p.Terminal, accRead|accWrite|accIoctl, denied)
 	}
 	if p.ListAll {
-		pl.root("/", accList, nil)
+		pl.root("/", accList, newFence(nil))
 	}
 	for _, w := range p.writable() {
-		pl.root(w, accRead|accWrite, pl.deny)
+		pl.root(w, accRead|accWrite, denied)
 	}
 	return pl.plan, nil
+}
+
+// fence is a set of excluded paths, with every directory above one of
+// them: a grant on a directory of above must be carved (see grant).
+type fence struct {
+	excluded, above map[string]bool
+}
+
+func newFence(paths []string) fence {
+	f := fence{excluded: make(map[string]bool), above: make(map[string]bool)}
+	for _, p := range paths {
+		f.excluded[p] = true
+		for d := filepath.Dir(p); !f.above[d]; d = filepath.Dir(d) {
+			f.above[d] = true
+			if d == "/" || d == "." {
+				break
+			}
+		}
+	}
+	return f
 }
 
 // resolveDeny expands "~/" against home (by the name given and by its
@@ -153,7 +173,7 @@ func resolveDeny(deny []string, home string) []string {
 
 // root grants acc on path, a root of the policy, except beneath the
 // paths in excl. A root that does not exist is left out.
-func (pl *planner) root(path string, acc access, excl []string) {
+func (pl *planner) root(path string, acc access, excl fence) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return
@@ -170,8 +190,8 @@ func (pl *planner) root(path string, acc access, excl []string) {
 // among the entries get no rule: the kernel checks what they point to.
 // Entries that are neither files nor directories (sockets, fifos) get
 // none either.
-func (pl *planner) grant(path string, isDir bool, acc access, excl []string) {
-	if !isDir || !slices.ContainsFunc(excl, func(e string) bool { return within(e, path) }) {
+func (pl *planner) grant(path string, isDir bool, acc access, excl fence) {
+	if !isDir || !excl.above[path] {
 		pl.add(rule{Path: path, Access: acc, Dir: isDir})
 		return
 	}
@@ -186,7 +206,7 @@ func (pl *planner) grant(path string, isDir bool, acc access, excl []string) {
 	}
 	for _, e := range entries {
 		child := filepath.Join(path, e.Name())
-		if slices.Contains(excl, child) {
+		if excl.excluded[child] {
 			continue
 		}
 		switch t := e.Type(); {
