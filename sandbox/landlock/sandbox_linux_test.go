@@ -323,3 +323,34 @@ func TestTerminal(t *testing.T) {
 		t.Errorf("exit %d, output %q", ws.ExitStatus(), got)
 	}
 }
+
+// hostcore's data dir can be denied whole while the session's scratch
+// inside it stays writable: a root named by the policy is granted even
+// inside a denied path. The audit database is then neither read nor
+// forged.
+func TestDataDirDenied(t *testing.T) {
+	t.Parallel()
+	requireLandlock(t)
+	f := newFixture(t)
+	data := filepath.Join(f.base, "data")
+	scratch := filepath.Join(data, "scratch", "s1")
+	if err := os.MkdirAll(scratch, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(scratch, 0o777)
+	if err := os.WriteFile(filepath.Join(data, "hostcore.db"), []byte("AUDIT"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := f.policy(WorkspaceWrite)
+	p.Scratch = scratch
+	p.Deny = append(p.Deny, data)
+	got := tries(t, f, run{policy: p, how: "fork", nobody: users(t)[len(users(t))-1], extraEnv: []string{"DATA=" + data, "S1=" + scratch}},
+		`try read-db 'cat "$DATA/hostcore.db"'`,
+		`try write-db 'echo x >> "$DATA/hostcore.db"'`,
+		`try scratch 'echo x > "$S1/f.$$" && cat "$S1/f.$$"'`,
+	)
+	want := map[string]string{"read-db": "denied", "write-db": "denied", "scratch": "ok"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
