@@ -98,6 +98,10 @@
 //
 // Bind mounts that show a denied directory at a second place, and hard
 // links to a denied file made before the command, are reached by their
-// other names. Downloads into the Go module cache (~/go/pkg/mod) are
-// refused unless a setting names it: it is read, not written.
+// other names. The writable cache dir is trusted by the user's later
+// builds (GOCACHE): what a command writes there can reach a build run
+// outside the sandbox. Package caches outside ~/.cache (~/.npm, the Go
+// module cache ~/go/pkg/mod, ~/.cargo/registry) are read, not written,
+// unless a setting names them: downloads into them are refused. /proc is
+// read-only, and devices other than those above (GPUs) are closed.
 package landlock
