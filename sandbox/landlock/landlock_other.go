@@ -1,0 +1,48 @@
+//go:build !linux
+
+package landlock
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+)
+
+// errUnsupported: Landlock is a Linux security module.
+var errUnsupported = fmt.Errorf("no Landlock on %s (it is a Linux security module): commands run unsandboxed", runtime.GOOS)
+
+// Available reports 0 and the reason: there is no Landlock here.
+func Available() (abi int, reason string) { return 0, errUnsupported.Error() }
+
+// Ruleset has no kernel counterpart here; Prepare never returns one.
+type Ruleset struct{}
+
+// Prepare fails: there is no Landlock here.
+func Prepare(p Policy) (*Ruleset, error) { return nil, errUnsupported }
+
+// Notes is nil.
+func (rs *Ruleset) Notes() []string { return nil }
+
+// Close does nothing.
+func (rs *Ruleset) Close() error { return nil }
+
+// Fork fails without calling fork: nothing runs unsandboxed by mistake.
+func (rs *Ruleset) Fork(fork func() (int, error)) (int, error) { return 0, errUnsupported }
+
+// Exec fails: there is no Landlock here.
+func Exec(p Policy, argv, env []string) error { return errUnsupported }
+
+// HelperArg is os.Args[1] when hostcore runs as the sandbox helper.
+const HelperArg = "__hostcore_landlock"
+
+// HelperArgs fails: there is no Landlock here.
+func HelperArgs(p Policy, argv []string) ([]string, error) { return nil, errUnsupported }
+
+// MaybeRunHelper refuses to run a command it was asked to sandbox.
+func MaybeRunHelper() {
+	if len(os.Args) < 2 || os.Args[1] != HelperArg {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "hostcore: sandbox: %v\n", errUnsupported)
+	os.Exit(126)
+}
