@@ -29,7 +29,7 @@ func (e *FallbackError) Unwrap() error { return e.Err }
 // once.
 type Cache struct {
 	opts Options
-	// onFallback is called once for each failed take, outside the lock.
+	// onFallback is called once for each failed take, without the lock.
 	onFallback func(error)
 
 	mu      sync.Mutex
@@ -118,11 +118,19 @@ func (c *Cache) start(shell string) {
 	stamps := readStamps(files)
 	go func() {
 		snap, err := Take(context.Background(), shell, c.opts)
-		c.mu.Lock()
-		var report error
+		var fe *FallbackError
 		if err != nil {
-			fe := &FallbackError{Err: err}
-			c.failed, report = &failure{shell: shell, files: files, stamps: stamps, err: fe}, fe
+			fe = &FallbackError{Err: err}
+			// Told before the waiters wake, so the log line comes
+			// before the commands that fall back.
+			if c.onFallback != nil {
+				c.onFallback(fe)
+			}
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if fe != nil {
+			c.failed = &failure{shell: shell, files: files, stamps: stamps, err: fe}
 		} else {
 			if c.prev != nil {
 				c.prev.Remove()
@@ -135,10 +143,6 @@ func (c *Cache) start(shell string) {
 		}
 		c.taking = nil
 		close(done)
-		c.mu.Unlock()
-		if report != nil && c.onFallback != nil {
-			c.onFallback(report)
-		}
 	}()
 }
 

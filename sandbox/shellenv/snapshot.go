@@ -148,6 +148,7 @@ func Take(ctx context.Context, shell string, opts Options) (*Snapshot, error) {
 type captured struct {
 	env     [][]byte // "k=v" of every exported variable
 	funcs   []byte   // declare -f
+	xfuncs  []byte   // declare -Fx: the exported ones' names
 	aliases []byte   // alias
 	shopts  []byte   // shopt -p
 }
@@ -162,7 +163,7 @@ type captured struct {
 // and keeps every byte of the values. The last file, done, says it all
 // ran.
 const captureScript = `\builtin set +euxv +o pipefail 2>/dev/null; \builtin shopt -p >"$1/shopt"; \builtin alias >"$1/alias"; \builtin shopt -u expand_aliases
-\builtin declare -f >"$1/func"
+\builtin declare -f >"$1/func"; \builtin declare -Fx >"$1/xfunc"
 \builtin compgen -e | while IFS= \builtin read -r __hostcore_n; do \builtin printf '%s=%s\0' "$__hostcore_n" "${!__hostcore_n}"; done >"$1/env"
 \builtin : >"$1/done"
 `
@@ -199,7 +200,7 @@ func capture(ctx context.Context, shell string, env []string, opts Options) (cap
 		return captured{}, fmt.Errorf("the login shell (%s -l) exited %s before its state was captured (a profile file may exit or exec another shell)%s", shell, exitText(res), stderrText(res))
 	}
 	var c captured
-	for name, dst := range map[string]*[]byte{"func": &c.funcs, "alias": &c.aliases, "shopt": &c.shopts} {
+	for name, dst := range map[string]*[]byte{"func": &c.funcs, "xfunc": &c.xfuncs, "alias": &c.aliases, "shopt": &c.shopts} {
 		if *dst, err = os.ReadFile(filepath.Join(dir, name)); err != nil {
 			return captured{}, fmt.Errorf("reading the captured %s: %w", name, err)
 		}
@@ -287,6 +288,14 @@ func profileVar(k string) bool {
 	return !strings.HasPrefix(k, "HOSTCORE_")
 }
 
+// validFuncName accepts the function names that need no quoting in the
+// script (others stay unexported).
+func validFuncName(k string) bool {
+	return k != "" && !strings.ContainsFunc(k, func(r rune) bool {
+		return !(r == '_' || r == '-' || r == '.' || r == ':' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+}
+
 func validName(k string) bool {
 	for i, c := range k {
 		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
@@ -311,7 +320,8 @@ var restoredShopts = map[string]bool{
 }
 
 // restoreScript is what BASH_ENV runs before each command. It defines
-// the aliases, then the functions (with alias expansion still off, as
+// the aliases, then the functions (exporting those the profile
+// exported) (with alias expansion still off, as
 // when `declare -f` printed them, and extglob on so that bodies using
 // its patterns parse), then sets the options, moves the variables
 // bash would act on at its start (BASH_ENV, POSIXLY_CORRECT) to their
@@ -326,6 +336,11 @@ func restoreScript(shell string, taken time.Time, c captured) []byte {
 	b.WriteString("\\builtin shopt -s extglob\n")
 	b.Write(c.funcs)
 	b.WriteString("\\builtin shopt -u extglob\n")
+	for line := range strings.Lines(string(c.xfuncs)) {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "declare" && f[1] == "-fx" && validFuncName(f[2]) {
+			fmt.Fprintf(&b, "\\builtin export -f %s\n", f[2])
+		}
+	}
 	for line := range strings.Lines(string(c.shopts)) {
 		f := strings.Fields(line)
 		if len(f) == 3 && f[0] == "shopt" && (f[1] == "-s" || f[1] == "-u") && restoredShopts[f[2]] {

@@ -39,7 +39,7 @@ type fixture struct {
 	opts       Options
 }
 
-func newFixture(t *testing.T, profiles map[string]string) *fixture {
+func newFixture(t testing.TB, profiles map[string]string) *fixture {
 	t.Helper()
 	home, data := t.TempDir(), t.TempDir()
 	for name, text := range profiles {
@@ -182,6 +182,7 @@ alias ll='printf "%s\n" aliased'
 alias gg='greet'
 shopt -s extglob
 strip() { local x=$1; printf '%s\n' "${x%%+([0-9])}"; }
+exported() { echo exported; }; export -f exported
 `,
 	})
 	s := f.take(t)
@@ -194,6 +195,7 @@ strip() { local x=$1; printf '%s\n' "${x%%+([0-9])}"; }
 		{"strip abc123", ran{stdout: "abc\n"}},
 		{`printf '%s|%s' "$0" "$#"`, ran{stdout: bash + "|0"}},
 		{"exit 7", ran{code: 7}},
+		{"bash -c exported; bash -c 'declare -F greet || echo no greet'", ran{stdout: "exported\nno greet\n"}},
 		{`shopt -q extglob && echo extglob; [[ $- == *[eux]* ]] || echo plain`, ran{stdout: "extglob\nplain\n"}},
 	}
 	for _, c := range cases {
