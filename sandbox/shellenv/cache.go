@@ -4,6 +4,7 @@ package shellenv
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 )
@@ -29,6 +30,10 @@ func (e *FallbackError) Unwrap() error { return e.Err }
 // once.
 type Cache struct {
 	opts Options
+	// ctx bounds the takes: Close cancels it, and a take that runs is
+	// killed with its process tree.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// onFallback is called once for each failed take, without the lock.
 	onFallback func(error)
 
@@ -50,7 +55,8 @@ type failure struct {
 // NewCache returns an empty cache; snapshots are taken with opts.
 // onFallback (may be nil) is told of each failed take, to log it.
 func NewCache(opts Options, onFallback func(error)) *Cache {
-	return &Cache{opts: opts, onFallback: onFallback}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Cache{opts: opts, ctx: ctx, cancel: cancel, onFallback: onFallback}
 }
 
 // Get returns the snapshot to run a command of shell with, taking it
@@ -59,6 +65,10 @@ func NewCache(opts Options, onFallback func(error)) *Cache {
 func (c *Cache) Get(ctx context.Context, shell string) (*Snapshot, error) {
 	c.mu.Lock()
 	for {
+		if c.closing {
+			c.mu.Unlock()
+			return nil, &FallbackError{Err: errors.New("the shell snapshot cache is closed")}
+		}
 		cur := c.cur
 		if cur != nil && cur.shell != shell {
 			cur = nil
@@ -109,7 +119,8 @@ func (c *Cache) Prefetch(shell string) {
 }
 
 // start begins a take; c.mu is held. The take is not tied to any one
-// caller's context: others may be waiting for it, and it is bounded.
+// caller's context (others may be waiting for it, and it is bounded),
+// only the cache's.
 func (c *Cache) start(shell string) {
 	done := make(chan struct{})
 	c.taking = done
@@ -117,9 +128,9 @@ func (c *Cache) start(shell string) {
 	files := append(profileFiles(c.opts.env(), probeShell), shell)
 	stamps := readStamps(files)
 	go func() {
-		snap, err := Take(context.Background(), shell, c.opts)
+		snap, err := Take(c.ctx, shell, c.opts)
 		var fe *FallbackError
-		if err != nil {
+		if err != nil && c.ctx.Err() == nil {
 			fe = &FallbackError{Err: err}
 			// Told before the waiters wake, so the log line comes
 			// before the commands that fall back.
@@ -129,9 +140,12 @@ func (c *Cache) start(shell string) {
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if fe != nil {
+		switch {
+		case err != nil && fe == nil:
+			// Closed while taking: nothing to record.
+		case fe != nil:
 			c.failed = &failure{shell: shell, files: files, stamps: stamps, err: fe}
-		} else {
+		default:
 			if c.prev != nil {
 				c.prev.Remove()
 			}
@@ -146,9 +160,10 @@ func (c *Cache) start(shell string) {
 	}()
 }
 
-// Close removes the snapshots' scripts after any running take has
-// ended.
+// Close stops a running take (killing its shell) and removes the
+// snapshots' scripts. Get then reports a FallbackError.
 func (c *Cache) Close() {
+	c.cancel()
 	c.mu.Lock()
 	c.closing = true
 	wait := c.taking

@@ -120,14 +120,18 @@ func Take(ctx context.Context, shell string, opts Options) (*Snapshot, error) {
 	stamps := readStamps(files)
 	start := time.Now()
 
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	defer stopProbe()
 	probed := make(chan string, 1)
-	go func() { probed <- probeLoginPath(ctx, probeShell, env, opts.ProbeTimeout) }()
+	go func() { probed <- probeLoginPath(probeCtx, probeShell, env, opts.ProbeTimeout) }()
 
 	cap, err := capture(ctx, shell, env, opts)
-	probe := <-probed
 	if err != nil {
+		stopProbe()
+		<-probed
 		return nil, err
 	}
+	probe := <-probed
 	s := &Snapshot{shell: shell, probed: probe, files: files, stamps: stamps, taken: start}
 	s.delta(env, cap.env)
 	s.body = restoreScript(shell, start, cap)

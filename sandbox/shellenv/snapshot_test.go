@@ -345,13 +345,22 @@ func TestCacheRetakes(t *testing.T) {
 
 func TestCacheGetCancelled(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, map[string]string{".bash_profile": "sleep 2\n"})
-	c := NewCache(f.opts, nil)
-	defer c.Close()
+	f := newFixture(t, map[string]string{".bash_profile": "sleep 30\n"})
+	c := NewCache(f.opts, func(err error) { t.Errorf("fallback: %v", err) })
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	if _, err := c.Get(ctx, bash); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get: %v, want the context's error", err)
+	}
+	// Close stops the take, which hangs, at once.
+	start := time.Now()
+	c.Close()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Close took %v", took)
+	}
+	var fe *FallbackError
+	if _, err := c.Get(t.Context(), bash); !errors.As(err, &fe) {
+		t.Errorf("Get after Close: %v", err)
 	}
 }
 

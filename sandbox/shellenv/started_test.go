@@ -18,10 +18,12 @@ func TestStartedLoginMode(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, profile, command string
+		timeout                time.Duration
 		want                   bool
 	}{
-		{"profile hangs", "sleep 30\n", "echo ran", false},
-		{"command hangs", "set -eux -o noclobber\n", "sleep 30", true},
+		{"profile hangs", "sleep 30\n", "echo ran", time.Second, false},
+		// (A loaded machine's bash -l may take a second to reach it.)
+		{"command hangs", "set -eux -o noclobber\n", "sleep 30", 5 * time.Second, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,7 +39,7 @@ func TestStartedLoginMode(t *testing.T) {
 			res, err := process.Run(t.Context(), process.Spec{
 				Path: bash, Args: []string{"-lc", c.command}, Dir: "/",
 				Env:     append(f.env, "BASH_ENV="+script, mark.Env()),
-				Timeout: time.Second, Grace: 100 * time.Millisecond,
+				Timeout: c.timeout, Grace: 100 * time.Millisecond,
 			})
 			if err != nil || !res.TimedOut {
 				t.Fatalf("Run: %+v, %v; want a timeout", res, err)
