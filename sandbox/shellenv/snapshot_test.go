@@ -403,3 +403,18 @@ func TestTakeFailures(t *testing.T) {
 		t.Errorf("Take: %v", err)
 	}
 }
+
+// A profile that leaves a process behind (an agent, a daemon) holding
+// the shell's output: the take ends when the shell does, and kills it.
+func TestProfileLeavesProcess(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, map[string]string{".bash_profile": "sleep 300 &\nexport AFTER=1\n"})
+	start := time.Now()
+	s := f.take(t)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Take took %v", took)
+	}
+	if got := f.run(t, s, `printf %s "$AFTER"`, nil, nil); got.stdout != "1" {
+		t.Errorf("got %+v", got)
+	}
+}
