@@ -125,7 +125,7 @@ func Take(ctx context.Context, shell string, opts Options) (*Snapshot, error) {
 	probed := make(chan string, 1)
 	go func() { probed <- probeLoginPath(probeCtx, probeShell, env, opts.ProbeTimeout) }()
 
-	cap, err := capture(ctx, shell, env, opts)
+	got, err := capture(ctx, shell, env, opts)
 	if err != nil {
 		stopProbe()
 		<-probed
@@ -133,8 +133,8 @@ func Take(ctx context.Context, shell string, opts Options) (*Snapshot, error) {
 	}
 	probe := <-probed
 	s := &Snapshot{shell: shell, probed: probe, files: files, stamps: stamps, taken: start}
-	s.delta(env, cap.env)
-	s.body = restoreScript(shell, start, cap)
+	s.delta(env, got.env)
+	s.body = restoreScript(shell, start, got)
 	if s.script, err = newScriptPath(opts.Dir); err != nil {
 		return nil, err
 	}
@@ -324,13 +324,13 @@ var restoredShopts = map[string]bool{
 }
 
 // restoreScript is what BASH_ENV runs before each command. It defines
-// the aliases, then the functions (exporting those the profile
-// exported) (with alias expansion still off, as
-// when `declare -f` printed them, and extglob on so that bodies using
-// its patterns parse), then sets the options, moves the variables
-// bash would act on at its start (BASH_ENV, POSIXLY_CORRECT) to their
-// place, and leaves the start mark. It runs none of the profile's code
-// and prints nothing.
+// the aliases, then the functions, with alias expansion still off (as
+// when `declare -f` printed them) and extglob on (so that bodies using
+// its patterns parse), exporting those the profile exported; then it
+// sets the glob options, moves the variables bash would act on at its
+// start (BASH_ENV, POSIXLY_CORRECT) to their place, leaves the start
+// mark, and turns alias expansion on, last, so that no alias acts on the
+// script itself. It runs none of the profile's code and prints nothing.
 func restoreScript(shell string, taken time.Time, c captured) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# hostcore shell snapshot of %s -l, taken %s.\n", shell, taken.UTC().Format(time.RFC3339))
@@ -351,11 +351,12 @@ func restoreScript(shell string, taken time.Time, c captured) []byte {
 			fmt.Fprintf(&b, "\\builtin shopt %s %s\n", f[1], f[2])
 		}
 	}
-	b.WriteString("\\builtin shopt -s expand_aliases\n")
 	for _, k := range deferredVars {
 		fmt.Fprintf(&b, "if [[ -n ${%[1]s+x} ]]; then %[2]s=$%[1]s; \\builtin export %[2]s; \\builtin unset %[1]s; fi\n", deferPrefix+k, k)
 	}
 	b.WriteString(StartedScript)
+	// Last: no line of this script is read with the aliases on.
+	b.WriteString("\\builtin shopt -s expand_aliases\n")
 	return b.Bytes()
 }
 
