@@ -467,11 +467,11 @@ func lookup(env []string, k string) string {
 type fileID struct {
 	dev, ino uint64
 	size     int64
-	mod      time.Time
+	mod      int64 // UnixNano
 }
 
 func idOf(fi os.FileInfo) fileID {
-	id := fileID{size: fi.Size(), mod: fi.ModTime()}
+	id := fileID{size: fi.Size(), mod: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
 	}

@@ -18,7 +18,7 @@ import (
 type stamp struct {
 	path   string
 	exists bool
-	mod    time.Time
+	mod    int64 // UnixNano: comparable with ==
 	size   int64
 }
 
@@ -27,7 +27,7 @@ func readStamps(paths []string) []stamp {
 	for _, p := range paths {
 		st := stamp{path: p}
 		if fi, err := os.Stat(p); err == nil {
-			st.exists, st.mod, st.size = true, fi.ModTime(), fi.Size()
+			st.exists, st.mod, st.size = true, fi.ModTime().UnixNano(), fi.Size()
 		}
 		out = append(out, st)
 	}
