@@ -134,24 +134,13 @@ func BenchmarkBashFloodRSS(b *testing.B) {
 		h := startBashBench(b)
 		b.StartTimer()
 		h.bash(b, floodCommand+strconv.Itoa(n), nil)
-		peak = max(peak, vmHWM(b, h.cmd.Process.Pid))
+		hwm, err := procStatus(h.cmd.Process.Pid, "VmHWM")
+		if err != nil {
+			b.Fatal(err)
+		}
+		peak = max(peak, hwm)
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
-}
-
-func vmHWM(b *testing.B, pid int) int64 {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, l := range strings.Split(string(st), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	b.Fatal("no VmHWM")
-	return 0
 }
 
 // BenchmarkBashFirstChunk measures from the command writing its first

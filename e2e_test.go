@@ -22,8 +22,7 @@ type rpcClient struct {
 }
 
 func (c rpcClient) send(id int, method string, params any) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	c.h.send(c.t, string(b))
+	c.h.send(c.t, line(id, method, params))
 }
 
 // result waits for the answer to id and decodes its result (failing on an
@@ -40,10 +39,48 @@ func (c rpcClient) result(id int) map[string]any {
 	return r
 }
 
+// answerOf waits for the answer to id and returns its result, or its
+// error's data.errorCode as "error:CODE".
+func (c rpcClient) answerOf(id int) (map[string]any, string) {
+	c.t.Helper()
+	var m struct {
+		Result map[string]any
+		Error  *struct {
+			Data struct{ ErrorCode string }
+		}
+	}
+	json.Unmarshal([]byte(c.h.next(c.t, fmt.Sprintf(`{"id":%d}`, id))), &m)
+	if m.Error != nil {
+		return nil, "error:" + m.Error.Data.ErrorCode
+	}
+	return m.Result, ""
+}
+
 func (c rpcClient) call(id int, method string, params any) map[string]any {
 	c.t.Helper()
 	c.send(id, method, params)
 	return c.result(id)
+}
+
+// pipe sends lines in one write, so hostcore reads them back to back.
+func pipe(t *testing.T, h *host, lines ...string) {
+	t.Helper()
+	h.send(t, strings.Join(lines, "\n"))
+}
+
+func line(id int, method string, params any) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return string(b)
+}
+
+// execLine is a tools.execute line; extra adds or replaces params.
+func execLine(id int, session, callID, tool string, args map[string]any, extra map[string]any) string {
+	params := map[string]any{"sessionId": session, "turnId": "t", "toolCallId": callID, "toolName": tool, "args": args}
+	for k, v := range extra {
+		params[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools.execute", "params": params})
+	return string(b)
 }
 
 // hostWithSession starts the built binary on a fresh data dir with a
@@ -436,12 +473,22 @@ func TestOneSocketForStdinAndStdout(t *testing.T) {
 	}
 }
 
+// cardOf waits for the next permission card and returns its params and id.
+func cardOf(t *testing.T, h *host) (map[string]any, json.RawMessage) {
+	t.Helper()
+	var m struct {
+		ID     json.RawMessage
+		Params map[string]any
+	}
+	json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &m)
+	return m.Params, m.ID
+}
+
 // nextCard waits for a permission card and returns its request id.
 func (h *host) nextCard(t *testing.T) json.RawMessage {
 	t.Helper()
-	var card struct{ ID json.RawMessage }
-	json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
-	return card.ID
+	_, id := cardOf(t, h)
+	return id
 }
 
 // answer replies to the permission card id with decision.
@@ -505,10 +552,9 @@ func TestNothingRunsAfterShutdown(t *testing.T) {
 		// A card open; then, in one write, shutdown, the card's allow and
 		// a Write that needs no card.
 		c.send(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w", "toolName": "Write", "args": map[string]any{"path": "carded.txt", "content": "x"}})
-		var card struct{ ID json.RawMessage }
-		json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
+		card := h.nextCard(t)
 		lines := `{"jsonrpc":"2.0","id":3,"method":"shutdown","params":{}}` + "\n" +
-			`{"jsonrpc":"2.0","id":` + string(card.ID) + `,"result":{"decision":"allow-once"}}` + "\n" +
+			`{"jsonrpc":"2.0","id":` + string(card) + `,"result":{"decision":"allow-once"}}` + "\n" +
 			`{"jsonrpc":"2.0","id":4,"method":"tools.execute","params":{"sessionId":"a","turnId":"t","toolCallId":"late","toolName":"Write","args":{"path":"late.txt","content":"x"}}}` + "\n"
 		io.WriteString(h.stdin, lines)
 		h.wait(t)

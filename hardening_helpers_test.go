@@ -164,18 +164,20 @@ func (h *wireHost) waitExit(t testing.TB, d time.Duration) int {
 	return waitCmd(t, h.cmd, d)
 }
 
-// vmRSS reads a process's resident set size in KiB from /proc.
-func vmRSS(pid int) (int64, error) {
+// procStatus reads a size field of /proc/pid/status ("VmRSS", "VmHWM")
+// in bytes.
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+		if rest, ok := strings.CutPrefix(l, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // toolResult is the part of a ToolResult the hardening tests read.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,53 +59,6 @@ func TestWorkspaceRootDotDotAfterALink(t *testing.T) {
 	c.send(3, "session.create", map[string]any{"sessionId": "nx", "workspaceRoot": filepath.Join(ws, "nonexist") + "/.."})
 	if _, code := c.answerOf(3); code != "error:INVALID_ARGUMENT" {
 		t.Fatalf("a path through a missing directory: %q", code)
-	}
-}
-
-// A Temporary session cannot start in plan mode: it could never submit,
-// so never leave.
-func TestTemporarySessionCannotStartInPlanMode(t *testing.T) {
-	_, _, c, _, _ := hostWithSession(t, "auto")
-	c.send(4, "session.create", map[string]any{"sessionId": "tmp", "workspaceRoot": nil, "mode": "plan"})
-	if _, code := c.answerOf(4); code != "error:INVALID_ARGUMENT" {
-		t.Fatalf("a Temporary session in plan mode: %q", code)
-	}
-}
-
-// A misspelt member of a method that changes state did nothing, silently:
-// {"workspace": ...} made a Temporary session, {"permisionMode": "auto"}
-// changed no mode (a newcomer's review). Such members are refused,
-// naming the ones the method takes.
-func TestMisspeltMembersAreRefused(t *testing.T) {
-	_, _, c, ws, _ := hostWithSession(t, "ask")
-	for i, tc := range []struct {
-		method string
-		params map[string]any
-		name   string
-	}{
-		{"session.create", map[string]any{"sessionId": "w", "workspace": ws}, "workspace"},
-		{"session.create", map[string]any{"session_id": "x", "workspace_root": ws}, "session_id"},
-		{"session.configure", map[string]any{"sessionId": "s", "permisionMode": "auto"}, "permisionMode"},
-		{"settings.update", map[string]any{"defaultPermisionMode": "auto"}, "defaultPermisionMode"},
-	} {
-		c.send(10+i, tc.method, tc.params)
-		var m struct {
-			Error struct {
-				Code    int
-				Message string
-			}
-		}
-		json.Unmarshal([]byte(c.h.next(t, fmt.Sprintf(`{"id":%d}`, 10+i))), &m)
-		if m.Error.Code != -32602 || !strings.Contains(m.Error.Message, tc.name) {
-			t.Errorf("%s %v: %+v", tc.method, tc.params, m.Error)
-		}
-	}
-	if s := c.call(20, "session.get", map[string]any{"sessionId": "s"}); s["permissionMode"] != "ask" {
-		t.Errorf("mode after the refused configure: %v", s["permissionMode"])
-	}
-	c.send(21, "session.get", map[string]any{"sessionId": "w"})
-	if _, code := c.answerOf(21); code != "error:SESSION_NOT_FOUND" {
-		t.Errorf("a session was made from the misspelt create: %q", code)
 	}
 }
 

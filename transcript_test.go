@@ -39,6 +39,7 @@ var update = flag.Bool("update", false, "rewrite the expect lines of testdata/tr
 //	               contain JSON: objects match as subsets, "*" matches any
 //	               value, arrays must match element by element
 //	               a member whose value is "<absent>" must not be there;
+//	               a string "<contains TEXT>" matches any string holding TEXT;
 //	               a string "$name" matches any value and captures it;
 //	               later send/reply lines have "$name" replaced by it
 //	reply JSON     answer the last expected host request with this result
@@ -233,6 +234,13 @@ func contains(w, g any, at string, vars map[string]string) error {
 		}
 		return nil
 	}
+	if s, ok := w.(string); ok && strings.HasPrefix(s, "<contains ") && strings.HasSuffix(s, ">") {
+		text := strings.TrimSuffix(strings.TrimPrefix(s, "<contains "), ">")
+		if gs, ok := g.(string); !ok || !strings.Contains(gs, text) {
+			return fmt.Errorf("%s: want a string holding %q, got %v", at, text, g)
+		}
+		return nil
+	}
 	switch w := w.(type) {
 	case map[string]any:
 		gm, ok := g.(map[string]any)
@@ -372,8 +380,6 @@ func (h *host) send(t *testing.T, line string) {
 	}
 }
 
-// next returns the first host line (held or new) that answers the same id
-// as want, or carries the same method; others are held for later.
 // paramOf is params.name of a message, nil when absent.
 func paramOf(m map[string]json.RawMessage, name string) json.RawMessage {
 	var p map[string]json.RawMessage
@@ -381,6 +387,8 @@ func paramOf(m map[string]json.RawMessage, name string) json.RawMessage {
 	return p[name]
 }
 
+// next returns the first host line (held or new) that answers the same id
+// as want, or carries the same method; others are held for later.
 func (h *host) next(t *testing.T, want string) string {
 	t.Helper()
 	return h.nextOf(t, want)
@@ -388,6 +396,13 @@ func (h *host) next(t *testing.T, want string) string {
 
 // nextOf is next for the first line that matches any of wants.
 func (h *host) nextOf(t *testing.T, wants ...string) string {
+	t.Helper()
+	return h.nextWithin(t, 20*time.Second, wants...)
+}
+
+// nextWithin is nextOf waiting up to d (a 16 MiB line takes a while
+// under the race detector).
+func (h *host) nextWithin(t *testing.T, d time.Duration, wants ...string) string {
 	t.Helper()
 	want := strings.Join(wants, " or ")
 	ws := make([]map[string]json.RawMessage, len(wants))
@@ -425,7 +440,7 @@ func (h *host) nextOf(t *testing.T, wants ...string) string {
 			return l
 		}
 	}
-	timeout := time.After(20 * time.Second)
+	timeout := time.After(d)
 	for {
 		select {
 		case l, ok := <-h.lines:
@@ -437,7 +452,7 @@ func (h *host) nextOf(t *testing.T, wants ...string) string {
 			}
 			h.held = append(h.held, l)
 		case <-timeout:
-			t.Fatalf("no host line matching %s within 20s\nheld: %v", want, h.held)
+			t.Fatalf("no host line matching %s within %v\nheld: %v", want, d, h.held)
 		}
 	}
 }
