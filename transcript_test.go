@@ -27,8 +27,10 @@ var update = flag.Bool("update", false, "rewrite the expect lines of testdata/tr
 // built binary, as a client would drive it.
 //
 // A transcript's comment says what it pins. Files named ws/... seed the
-// workspace; "flags" holds extra command-line flags; "script" holds one
-// directive per line:
+// workspace; "flags" holds extra command-line flags; "args", when given,
+// is the whole command line instead of "--data-dir {{DATA}}" and the
+// flags (for "mcp --workspace {{WS}} --data-dir {{DATA}}"); "script"
+// holds one directive per line:
 //
 //	send JSON      write a line to hostcore's stdin ({{WS}}, {{DATA}} and
 //	               {{SCRATCH}} are replaced first)
@@ -74,7 +76,7 @@ func runTranscript(t *testing.T, bin, file string) {
 	data := filepath.Join(tmp, "data")
 	os.MkdirAll(ws, 0o755)
 	var script []string
-	var flags []string
+	var flags, args []string
 	scriptIdx := -1
 	for i, f := range ar.Files {
 		switch {
@@ -83,6 +85,8 @@ func runTranscript(t *testing.T, bin, file string) {
 			scriptIdx = i
 		case f.Name == "flags":
 			flags = strings.Fields(string(f.Data))
+		case f.Name == "args":
+			args = strings.Fields(string(f.Data))
 		case strings.HasPrefix(f.Name, "ws/"):
 			p := filepath.Join(ws, strings.TrimPrefix(f.Name, "ws/"))
 			os.MkdirAll(filepath.Dir(p), 0o755)
@@ -99,7 +103,13 @@ func runTranscript(t *testing.T, bin, file string) {
 	data, _ = filepath.EvalSymlinks(data)
 	subst := strings.NewReplacer("{{WS}}", ws, "{{DATA}}", data, "{{SCRATCH}}", filepath.Join(data, "scratch"))
 
-	h := startHost(t, bin, append([]string{"--data-dir", data}, flags...)...)
+	if args == nil {
+		args = append([]string{"--data-dir", "{{DATA}}"}, flags...)
+	}
+	for i := range args {
+		args[i] = subst.Replace(args[i])
+	}
+	h := startHost(t, bin, args...)
 	var lastRequestID json.RawMessage
 	vars := map[string]string{}
 	withVars := func(s string) string {
