@@ -15,94 +15,6 @@ import (
 	"time"
 )
 
-// rpcClient is a minimal line-delimited JSON-RPC client over a host.
-type rpcClient struct {
-	t *testing.T
-	h *host
-}
-
-func (c rpcClient) send(id int, method string, params any) {
-	c.h.send(c.t, line(id, method, params))
-}
-
-// result waits for the answer to id and decodes its result (failing on an
-// error answer).
-func (c rpcClient) result(id int) map[string]any {
-	c.t.Helper()
-	line := c.h.next(c.t, fmt.Sprintf(`{"id":%d}`, id))
-	var m map[string]any
-	json.Unmarshal([]byte(line), &m)
-	if m["error"] != nil {
-		c.t.Fatalf("id %d: error %v", id, m["error"])
-	}
-	r, _ := m["result"].(map[string]any)
-	return r
-}
-
-// answerOf waits for the answer to id and returns its result, or its
-// error's data.errorCode as "error:CODE".
-func (c rpcClient) answerOf(id int) (map[string]any, string) {
-	c.t.Helper()
-	var m struct {
-		Result map[string]any
-		Error  *struct {
-			Data struct{ ErrorCode string }
-		}
-	}
-	json.Unmarshal([]byte(c.h.next(c.t, fmt.Sprintf(`{"id":%d}`, id))), &m)
-	if m.Error != nil {
-		return nil, "error:" + m.Error.Data.ErrorCode
-	}
-	return m.Result, ""
-}
-
-func (c rpcClient) call(id int, method string, params any) map[string]any {
-	c.t.Helper()
-	c.send(id, method, params)
-	return c.result(id)
-}
-
-// pipe sends lines in one write, so hostcore reads them back to back.
-func pipe(t *testing.T, h *host, lines ...string) {
-	t.Helper()
-	h.send(t, strings.Join(lines, "\n"))
-}
-
-func line(id int, method string, params any) string {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	return string(b)
-}
-
-// execLine is a tools.execute line; extra adds or replaces params.
-func execLine(id int, session, callID, tool string, args map[string]any, extra map[string]any) string {
-	params := map[string]any{"sessionId": session, "turnId": "t", "toolCallId": callID, "toolName": tool, "args": args}
-	for k, v := range extra {
-		params[k] = v
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools.execute", "params": params})
-	return string(b)
-}
-
-// hostWithSession starts the built binary on a fresh data dir with a
-// session "s" bound to a fresh workspace in the given permission mode.
-func hostWithSession(t *testing.T, mode string) (bin string, h *host, c rpcClient, ws, data string) {
-	t.Helper()
-	bin = buildBinary(t)
-	ws, data = newWorkspace(t)
-	h = startHost(t, bin, "--data-dir", data)
-	c = rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": mode})
-	return bin, h, c, ws, data
-}
-
-func newWorkspace(t *testing.T) (ws, data string) {
-	tmp := t.TempDir()
-	ws, data = filepath.Join(tmp, "ws"), filepath.Join(tmp, "data")
-	os.MkdirAll(ws, 0o755)
-	ws, _ = filepath.EvalSymlinks(ws)
-	return ws, data
-}
-
 func TestRestartKeepsSessionsAuditAndCallIDs(t *testing.T) {
 	bin := buildBinary(t)
 	ws, data := newWorkspace(t)
@@ -471,30 +383,6 @@ func TestOneSocketForStdinAndStdout(t *testing.T) {
 	if err := sh.Run(); err != nil || stderr.String() != "False" {
 		t.Fatalf("the shell's stdout pipe after hostcore: nonblocking=%q %v", stderr.String(), err)
 	}
-}
-
-// cardOf waits for the next permission card and returns its params and id.
-func cardOf(t *testing.T, h *host) (map[string]any, json.RawMessage) {
-	t.Helper()
-	var m struct {
-		ID     json.RawMessage
-		Params map[string]any
-	}
-	json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &m)
-	return m.Params, m.ID
-}
-
-// nextCard waits for a permission card and returns its request id.
-func (h *host) nextCard(t *testing.T) json.RawMessage {
-	t.Helper()
-	_, id := cardOf(t, h)
-	return id
-}
-
-// answer replies to the permission card id with decision.
-func (h *host) answer(t *testing.T, id json.RawMessage, decision string) {
-	t.Helper()
-	h.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"decision":"`+decision+`"}}`)
 }
 
 // A call read right after shutdown must not run: shutdown cancels every

@@ -180,7 +180,7 @@ func procStatus(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
-// toolResult is the part of a ToolResult the hardening tests read.
+// toolResult is the part of a ToolResult the crash and load tests read.
 type toolResult struct {
 	ToolCallID string `json:"toolCallId"`
 	OK         bool   `json:"ok"`
