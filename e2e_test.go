@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -193,25 +192,16 @@ func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
 	c.call(1, "session.create", map[string]any{"sessionId": "a", "workspaceRoot": ws, "permissionMode": "auto"})
 	c.call(2, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "auto"})
 	// Two sessions, eight edits each, all in flight at once.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for i := range 16 {
 		sess := []string{"a", "b"}[i%2]
-		mu.Lock()
 		c.send(100+i, "tools.execute", map[string]any{"sessionId": sess, "turnId": "t", "toolCallId": fmt.Sprint("e", i), "toolName": "Edit",
 			"args": map[string]any{"path": "f.txt", "old_string": lines[i], "new_string": fmt.Sprintf("LINE %02d", i)}})
-		mu.Unlock()
 	}
 	for i := range 16 {
-		wg.Add(1)
-		func() {
-			defer wg.Done()
-			if r := c.result(100 + i); r["ok"] != true {
-				t.Errorf("edit %d: %v", i, r)
-			}
-		}()
+		if r := c.result(100 + i); r["ok"] != true {
+			t.Errorf("edit %d: %v", i, r)
+		}
 	}
-	wg.Wait()
 	got, _ := os.ReadFile(filepath.Join(ws, "f.txt"))
 	for i := range 16 {
 		if !strings.Contains(string(got), fmt.Sprintf("LINE %02d", i)) {
