@@ -19,10 +19,7 @@ import (
 func TestCancelAnswersHowTheCallEnded(t *testing.T) {
 	for _, method := range []string{"tools.cancel", "turn.cancel"} {
 		t.Run(method, func(t *testing.T) {
-			ws, data := newWorkspace(t)
-			h := startHost(t, buildBinary(t), "--data-dir", data)
-			c := rpcClient{t, h}
-			c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+			h, c, ws, _ := sessionHost(t, "auto", nil)
 			stopped := 0
 			for i := range 30 {
 				id, turn := fmt.Sprint("w", i), fmt.Sprint("t", i)
@@ -62,7 +59,7 @@ func TestCancelAnswersHowTheCallEnded(t *testing.T) {
 // budget; cancelling them is how a client frees it, so tools.cancel and
 // turn.cancel are never refused BUSY for it.
 func TestCancelIsNotRefusedBusy(t *testing.T) {
-	h, c := edgeHost(t, "ask")
+	h, c, _, _ := sessionHost(t, "ask", quiet)
 	// Each Write weighs 64 KiB plus its params, just under 16 MiB: four
 	// fill the 64 MiB budget at their cards and leave no room for a fifth
 	// request of any kind.

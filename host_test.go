@@ -278,16 +278,24 @@ func execLine(id int, session, callID, tool string, args map[string]any, extra m
 	return line(id, "tools.execute", params)
 }
 
-// hostWithSession starts the built binary on a fresh data dir with a
-// session "s" bound to a fresh workspace in the given permission mode.
-func hostWithSession(t *testing.T, mode string) (bin string, h *host, c rpcClient, ws, data string) {
+// sessionHost starts the built binary on a fresh data dir, with env added
+// to its environment and flags to its command line, and creates session
+// "s" on a fresh workspace in the given permission mode.
+func sessionHost(t *testing.T, mode string, env []string, flags ...string) (h *host, c rpcClient, ws, data string) {
 	t.Helper()
-	bin = buildBinary(t)
 	ws, data = newWorkspace(t)
-	h = startHost(t, bin, "--data-dir", data)
+	h = startHostEnv(t, buildBinary(t), env, append([]string{"--data-dir", data}, flags...)...)
 	c = rpcClient{t, h}
 	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": mode})
-	return bin, h, c, ws, data
+	return h, c, ws, data
+}
+
+// hostWithSession is sessionHost with the binary's path, for tests that
+// start it again.
+func hostWithSession(t *testing.T, mode string) (bin string, h *host, c rpcClient, ws, data string) {
+	t.Helper()
+	h, c, ws, data = sessionHost(t, mode, nil)
+	return buildBinary(t), h, c, ws, data
 }
 
 // newWorkspace makes a workspace (its canonical path) and names a data

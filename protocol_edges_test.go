@@ -14,23 +14,15 @@ import (
 	"time"
 )
 
-// edgeHost starts the built binary on a fresh data dir at the default log
-// level (what these tests measure is hostcore's own cost) with a session
-// "s" in mode.
-func edgeHost(t *testing.T, mode string) (*host, rpcClient) {
-	t.Helper()
-	ws, data := newWorkspace(t)
-	h := startHostEnv(t, buildBinary(t), []string{"HOSTCORE_LOG_LEVEL=info"}, "--data-dir", data)
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": mode})
-	return h, c
-}
+// quiet is the environment of the tests that measure hostcore's own cost:
+// the default log level, not the debug level the other tests log at.
+var quiet = []string{"HOSTCORE_LOG_LEVEL=info"}
 
 // PROTOCOL §1 / README Limits: "A line over 16 MiB is answered -32600 and
 // skipped." readLine allowed MaxLine+2 bytes including the terminator, so
 // a line of 16 MiB + 1 byte ending in a bare "\n" was accepted.
 func TestEdgeLineOneByteOver16MiBIsRefused(t *testing.T) {
-	h, _ := edgeHost(t, "auto")
+	h, _, _, _ := sessionHost(t, "auto", quiet)
 	const max = 16 << 20
 	head := `{"jsonrpc":"2.0","id":2,"method":"settings.get","params":{"pad":"`
 	tail := `"}}`
@@ -69,7 +61,7 @@ func TestEdgeOneMaxLineStaysSmall(t *testing.T) {
 		}
 	}
 	t.Run("numbers", func(t *testing.T) {
-		h, _ := edgeHost(t, "auto")
+		h, _, _, _ := sessionHost(t, "auto", quiet)
 		var sb strings.Builder
 		sb.WriteString(`{"jsonrpc":"2.0","id":9,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"c","toolName":"Bash","args":{"command":"true","x":[`)
 		for sb.Len() < max-100 {
@@ -83,7 +75,7 @@ func TestEdgeOneMaxLineStaysSmall(t *testing.T) {
 		checkPeak(t, h, 160<<20, fmt.Sprintf("one %d MiB line", sb.Len()>>20))
 	})
 	t.Run("write", func(t *testing.T) {
-		h, _ := edgeHost(t, "auto")
+		h, _, _, _ := sessionHost(t, "auto", quiet)
 		h.send(t, execLine(9, "s", "c", "Write", map[string]any{"path": "big.txt", "content": strings.Repeat("x", 15<<20)}, nil))
 		if got := h.nextWithin(t, 120*time.Second, `{"id":9}`); !strings.Contains(got, `"ok":true`) {
 			t.Fatalf("Write: %.300s", got)
@@ -97,7 +89,7 @@ func TestEdgeOneMaxLineStaysSmall(t *testing.T) {
 // later Write/Edit of the session waited forever (and stdin EOF no longer
 // ended hostcore). The budget is now taken before Route.
 func TestEdgeBusyWriteKeepsTheOrder(t *testing.T) {
-	h, _ := edgeHost(t, "ask")
+	h, _, _, _ := sessionHost(t, "ask", quiet)
 	big := strings.Repeat("x", 16<<20-400)
 	var writes []string
 	for i := range 4 { // three fill the 64 MiB budget at their cards; the fourth is BUSY
