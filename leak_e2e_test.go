@@ -120,7 +120,7 @@ func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 
 func noLeftovers(t *testing.T, bin string, warm bool) {
 	ws, data := newWorkspace(t)
-	env := []string{"HOME=" + t.TempDir()}
+	var env []string
 	idleAfterWarmUp, idleAtEnd := noIdle, noIdle
 	if warm {
 		// The environment's switch here; TestBashHostcoreSIGKILLed...

@@ -100,7 +100,7 @@ func TestLoadManySessionsMixedCalls(t *testing.T) {
 		time.Sleep(time.Duration(20+rand.IntN(100)) * time.Millisecond)
 		h.reply(id, map[string]string{"decision": "allow-once"})
 	}
-	h := startWireHost(t, bin, []string{"HOME=" + t.TempDir()}, onRequest, "--data-dir", data, "--permission-timeout", "30s")
+	h := startWireHost(t, bin, nil, onRequest, "--data-dir", data, "--permission-timeout", "30s")
 	h.onNotify = func(method string, params json.RawMessage) {
 		if method != "tool.output" {
 			return

@@ -50,7 +50,8 @@ type wireMsg struct {
 func startWireHost(t testing.TB, bin string, env []string, onRequest func(h *wireHost, id json.RawMessage, method string, params json.RawMessage), args ...string) *wireHost {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	// A home of its own, as startHost gives; env may name another.
+	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	h := &wireHost{cmd: cmd, stdin: stdin, stderr: &syncWriter{w: &bytes.Buffer{}}, waiting: map[int64]chan json.RawMessage{}, closed: make(chan struct{})}
