@@ -56,17 +56,6 @@ func assertNoSurvivors(t *testing.T, m string, within time.Duration) {
 	}
 }
 
-// bashHost starts hostcore with an auto-mode session "s".
-func bashHost(t *testing.T, flags ...string) (*host, rpcClient) {
-	t.Helper()
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	h := startHost(t, bin, append([]string{"--data-dir", data}, flags...)...)
-	c := rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
-	return h, c
-}
-
 func bashParams(callID, command string, timeout int) map[string]any {
 	args := map[string]any{"command": command}
 	if timeout > 0 {
@@ -132,7 +121,7 @@ func TestBashEndsKillTheWholeTree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			m := sleepMarker()
-			h, c := bashHost(t)
+			h, c, _, _ := sessionHost(t, "auto", nil)
 			start := time.Now()
 			timeout := tc.timeout
 			if timeout == 0 {
@@ -172,7 +161,7 @@ func TestBashEndsKillTheWholeTree(t *testing.T) {
 func TestBashShellExitKillsBackgroundAtOnce(t *testing.T) {
 	t.Parallel()
 	m := sleepMarker()
-	h, c := bashHost(t)
+	h, c, _, _ := sessionHost(t, "auto", nil)
 	start := time.Now()
 	r := c.call(10, "tools.execute", bashParams("b", fmt.Sprintf("sleep %[1]s & setsid sleep %[1]s & (sleep %[1]s &); echo done", m), 60))
 	took := time.Since(start)
@@ -208,7 +197,7 @@ func TestBashBatchCommandsWhenAsked(t *testing.T) {
 		{[]string{"--batch-commands"}, "3 3"},
 		{[]string{"--batch-commands", "--warm-reaper"}, "3 3"},
 	} {
-		h, cl := bashHost(t, c.flags...)
+		h, cl, _, _ := sessionHost(t, "auto", nil, c.flags...)
 		for i := range 2 { // the second through the warm reaper, if any
 			r := cl.call(10+i, "tools.execute", bashParams(fmt.Sprint("b", i), policies, 60))
 			if r["ok"] != true || details(r)["stdout"] != c.want {
@@ -226,7 +215,7 @@ func TestBashBatchCommandsWhenAsked(t *testing.T) {
 func TestBashHostcoreSIGKILLedTakesItsCommands(t *testing.T) {
 	t.Parallel()
 	m := sleepMarker()
-	h, c := bashHost(t, "--warm-reaper")
+	h, c, _, _ := sessionHost(t, "auto", nil, "--warm-reaper")
 	if r := c.call(9, "tools.execute", bashParams("a", "true", 60)); r["ok"] != true {
 		t.Fatalf("true: %v", r)
 	}
@@ -288,7 +277,7 @@ func TestBashClientVanishingKillsCommands(t *testing.T) {
 
 func TestBashStdinEOFLetsRunningCommandFinish(t *testing.T) {
 	t.Parallel()
-	h, c := bashHost(t)
+	h, c, _, _ := sessionHost(t, "auto", nil)
 	c.send(10, "tools.execute", bashParams("b", "echo started; sleep 1; echo finished", 0))
 	waitOutput(t, h, "started")
 	h.stdin.Close()
@@ -306,7 +295,7 @@ func TestBashStdinEOFLetsRunningCommandFinish(t *testing.T) {
 // in seq order per stream, and the chunks add up to the streams.
 func TestBashOutputPrecedesResponse(t *testing.T) {
 	t.Parallel()
-	h, c := bashHost(t)
+	h, c, _, _ := sessionHost(t, "auto", nil)
 	cmd := `for i in $(seq 1 200); do echo "out $i"; echo "err $i" >&2; done; head -c 300000 /dev/zero | tr '\0' x; printf 'é%.0s' $(seq 1 20000) >&2`
 	c.send(10, "tools.execute", bashParams("b", cmd, 0))
 	streams := map[string]*strings.Builder{"stdout": {}, "stderr": {}}
@@ -352,7 +341,7 @@ func TestBashOutputPrecedesResponse(t *testing.T) {
 // likewise; both are bad arguments, said before any card, with a way out.
 func TestBashCommandsTheKernelCannotPass(t *testing.T) {
 	t.Parallel()
-	h, c := bashHost(t)
+	h, c, _, _ := sessionHost(t, "auto", nil)
 	r := c.call(10, "tools.execute", bashParams("long", "echo "+strings.Repeat("x", 128<<10), 0))
 	if r["errorCode"] != "INVALID_ARGUMENT" || !strings.Contains(fmt.Sprint(r["message"]), "PI_SCRATCH_DIR") {
 		t.Errorf("128 KiB command: %v", r)

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -23,79 +19,24 @@ import (
 
 const floodCommand = "yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c "
 
-// bashBench is hostcore on pipes with a client that reads as fast as it can.
-type bashBench struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   *bufio.Reader
-	n     int
-}
-
-func startBashBench(b *testing.B) *bashBench {
+// startBashBench starts hostcore with session "s" (auto) for the Bash
+// benchmarks.
+func startBashBench(b *testing.B) *benchHost {
 	b.Helper()
-	bin := buildBinary(b)
 	dir := b.TempDir()
-	ws := dir + "/ws"
-	os.Mkdir(ws, 0o755)
-	cmd := exec.Command(bin, "--data-dir", dir+"/data", "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	h := &bashBench{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
-	b.Cleanup(func() {
-		stdin.Close()
-		cmd.Wait()
-	})
-	h.send(`{"jsonrpc":"2.0","id":0,"method":"session.create","params":{"sessionId":"s","workspaceRoot":%q,"permissionMode":"auto"}}`, ws)
-	h.readUntil(b, 0, nil)
+	h := startBench(b, buildBinary(b), dir+"/data")
+	os.Mkdir(dir+"/ws", 0o755)
+	h.call(b, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": dir + "/ws", "permissionMode": "auto"})
 	return h
 }
 
-func (h *bashBench) send(format string, a ...any) {
-	fmt.Fprintf(h.stdin, format+"\n", a...)
-}
-
-// readUntil reads lines until the response to id, handing each
-// tool.output line to onOutput, and returns the response.
-func (h *bashBench) readUntil(b *testing.B, id int, onOutput func(line []byte)) map[string]any {
-	prefix := []byte(fmt.Sprintf(`{"id":%d,`, id))
-	var line []byte
-	for {
-		part, err := h.out.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			line = append(line, part...)
-			continue
-		}
-		if err != nil {
-			b.Fatalf("reading hostcore: %v", err)
-		}
-		if line != nil {
-			part = append(line, part...)
-			line = nil
-		}
-		if bytes.HasPrefix(part, prefix) {
-			var m struct{ Result map[string]any }
-			json.Unmarshal(part, &m)
-			return m.Result
-		}
-		if onOutput != nil && bytes.Contains(part[:min(len(part), 64)], []byte("tool.output")) {
-			onOutput(part)
-		}
-	}
-}
-
-// bash runs one command through tools.execute and returns the result.
-func (h *bashBench) bash(b *testing.B, command string, onOutput func(line []byte)) map[string]any {
-	h.n++
-	h.send(`{"jsonrpc":"2.0","id":%d,"method":"tools.execute","params":{"sessionId":"s","turnId":"t","toolCallId":"c%d","toolName":"Bash","args":{"command":%q,"timeout":300}}}`, h.n, h.n, command)
-	r := h.readUntil(b, h.n, onOutput)
-	if r["ok"] != true {
-		b.Fatalf("%s: %v", command, r)
-	}
-	return r
+// bash runs one command through tools.execute in session "s", handing
+// each notification line (tool.output) to onOutput, and returns the
+// result.
+func (h *benchHost) bash(b testing.TB, command string, onOutput func(line []byte)) map[string]any {
+	h.onNote = onOutput
+	defer func() { h.onNote = nil }()
+	return h.exec(b, "s", "Bash", map[string]any{"command": command, "timeout": 300})
 }
 
 // BenchmarkBashFlood200MB compares 200 MB through Bash, streamed to the
@@ -134,24 +75,13 @@ func BenchmarkBashFloodRSS(b *testing.B) {
 		h := startBashBench(b)
 		b.StartTimer()
 		h.bash(b, floodCommand+strconv.Itoa(n), nil)
-		peak = max(peak, vmHWM(b, h.cmd.Process.Pid))
+		hwm, err := procStatus(h.cmd.Process.Pid, "VmHWM")
+		if err != nil {
+			b.Fatal(err)
+		}
+		peak = max(peak, hwm)
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
-}
-
-func vmHWM(b *testing.B, pid int) int64 {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, l := range strings.Split(string(st), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	b.Fatal("no VmHWM")
-	return 0
 }
 
 // BenchmarkBashFirstChunk measures from the command writing its first

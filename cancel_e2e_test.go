@@ -10,13 +10,6 @@ import (
 	"time"
 )
 
-// cancelResult is what a cancel answered and how its call ended.
-type cancelResult struct {
-	cancelled json.RawMessage
-	errorCode string
-	ok        bool
-}
-
 // TestCancelAnswersHowTheCallEnded: a tools.cancel or turn.cancel sent on
 // the line after a Write either stopped it (cancelled, TOOL_ABORTED, no
 // file) or came too late (not cancelled, ok, the file written). A review
@@ -26,54 +19,26 @@ type cancelResult struct {
 func TestCancelAnswersHowTheCallEnded(t *testing.T) {
 	for _, method := range []string{"tools.cancel", "turn.cancel"} {
 		t.Run(method, func(t *testing.T) {
-			h := edgeStart(t)
-			ws := t.TempDir()
-			h.send(t, "mk", "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
-			if m, _ := h.until(10*time.Second, isResponse(`"mk"`)); m == nil || m["error"] != nil {
-				t.Fatalf("session.create: %v", m)
-			}
+			h, c, ws, _ := sessionHost(t, "auto", nil)
 			stopped := 0
 			for i := range 30 {
 				id, turn := fmt.Sprint("w", i), fmt.Sprint("t", i)
-				exec, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "x" + id, "method": "tools.execute", "params": map[string]any{
-					"sessionId": "s", "turnId": turn, "toolCallId": id, "toolName": "Write", "args": map[string]any{"path": id + ".txt", "content": "x"}}})
 				params := map[string]any{"sessionId": "s", "toolCallId": id}
 				if method == "turn.cancel" {
 					params = map[string]any{"sessionId": "s", "turnId": turn}
 				}
-				cancel, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "c" + id, "method": method, "params": params})
-				h.raw(t, string(exec)+"\n"+string(cancel)) // one write: the lines arrive together
-				var got cancelResult
-				answered := 0
-				h.until(20*time.Second, func(m map[string]json.RawMessage) bool {
-					switch string(m["id"]) {
-					case `"c` + id + `"`:
-						var r struct{ Cancelled json.RawMessage }
-						json.Unmarshal(m["result"], &r)
-						got.cancelled = r.Cancelled
-						answered++
-					case `"x` + id + `"`:
-						var r struct {
-							OK        bool
-							ErrorCode string
-						}
-						json.Unmarshal(m["result"], &r)
-						got.ok, got.errorCode = r.OK, r.ErrorCode
-						answered++
-					}
-					return answered == 2
-				})
-				if answered != 2 {
-					t.Fatalf("%s: not both answered", id)
-				}
+				// One write: the lines arrive together.
+				pipe(t, h,
+					execLine(10+2*i, "s", id, "Write", map[string]any{"path": id + ".txt", "content": "x"}, map[string]any{"turnId": turn}),
+					line(11+2*i, method, params))
+				cancelled, _ := json.Marshal(c.result(11 + 2*i)["cancelled"])
+				w := c.result(10 + 2*i)
+				ok, errorCode := w["ok"] == true, w["errorCode"]
 				_, err := os.Stat(filepath.Join(ws, id+".txt"))
 				written := err == nil
-				yes := string(got.cancelled) == "true" || string(got.cancelled) == "1"
-				switch {
-				case yes && (got.ok || got.errorCode != "TOOL_ABORTED" || written):
-					t.Fatalf("%s: cancel answered %s, but the Write ended ok=%v %s, file written=%v", id, got.cancelled, got.ok, got.errorCode, written)
-				case !yes && (!got.ok || !written):
-					t.Fatalf("%s: cancel answered %s, but the Write ended ok=%v %s, file written=%v", id, got.cancelled, got.ok, got.errorCode, written)
+				yes := string(cancelled) == "true" || string(cancelled) == "1"
+				if yes && (ok || errorCode != "TOOL_ABORTED" || written) || !yes && (!ok || !written) {
+					t.Fatalf("%s: cancel answered %s, but the Write ended ok=%v %v, file written=%v", id, cancelled, ok, errorCode, written)
 				}
 				if yes {
 					stopped++
@@ -94,43 +59,40 @@ func TestCancelAnswersHowTheCallEnded(t *testing.T) {
 // budget; cancelling them is how a client frees it, so tools.cancel and
 // turn.cancel are never refused BUSY for it.
 func TestCancelIsNotRefusedBusy(t *testing.T) {
-	h := edgeStart(t)
-	ws := t.TempDir()
-	h.send(t, "mk", "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "ask"})
-	h.until(10*time.Second, isResponse(`"mk"`))
+	h, c, _, _ := sessionHost(t, "ask", quiet)
 	// Each Write weighs 64 KiB plus its params, just under 16 MiB: four
 	// fill the 64 MiB budget at their cards and leave no room for a fifth
 	// request of any kind.
 	big := strings.Repeat("x", 16<<20-64<<10-400)
+	var writes []string
 	for i := range 5 {
-		h.send(t, 100+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": fmt.Sprint("t", i%2), "toolCallId": fmt.Sprint("w", i),
-			"toolName": "Write", "args": map[string]any{"path": fmt.Sprint("f", i), "content": big}})
+		h.send(t, execLine(100+i, "s", fmt.Sprint("w", i), "Write", map[string]any{"path": fmt.Sprint("f", i), "content": big}, map[string]any{"turnId": fmt.Sprint("t", i%2)}))
+		writes = append(writes, fmt.Sprintf(`{"id":%d}`, 100+i))
 	}
 	cards, busy := 0, false
-	h.until(30*time.Second, func(m map[string]json.RawMessage) bool {
-		if string(m["method"]) == `"permission.request"` {
+	for cards < 4 || !busy {
+		var m struct {
+			Method string
+			Error  json.RawMessage
+		}
+		json.Unmarshal([]byte(h.nextWithin(t, 30*time.Second, append(writes, `{"method":"permission.request"}`)...)), &m)
+		switch {
+		case m.Method == "permission.request":
 			cards++
-		}
-		if strings.Contains(string(m["error"]), "BUSY") {
+		case strings.Contains(string(m.Error), "BUSY"):
 			busy = true
+		default:
+			t.Fatalf("setup: a Write answered %s before four cards and a BUSY", m.Error)
 		}
-		return cards == 4 && busy
-	})
-	if cards != 4 || !busy {
-		t.Fatalf("setup: %d cards, busy=%v", cards, busy)
 	}
-	h.send(t, 200, "audit.query", map[string]any{"sessionId": "s"})
-	if m, _ := h.until(10*time.Second, isResponse("200")); m == nil || !strings.Contains(string(m["error"]), "BUSY") {
-		t.Fatalf("setup: the budget should be full: %v", m)
+	c.send(200, "audit.query", map[string]any{"sessionId": "s"})
+	if _, code := c.answerOf(200); code != "error:BUSY" {
+		t.Fatalf("setup: the budget should be full: %q", code)
 	}
-	h.send(t, 201, "tools.cancel", map[string]any{"sessionId": "s", "toolCallId": "w0"})
-	m, _ := h.until(20*time.Second, isResponse("201"))
-	if m == nil || m["error"] != nil || !strings.Contains(string(m["result"]), `"cancelled":true`) {
-		t.Fatalf("tools.cancel with the budget full: %v", m)
+	if r := c.call(201, "tools.cancel", map[string]any{"sessionId": "s", "toolCallId": "w0"}); r["cancelled"] != true {
+		t.Fatalf("tools.cancel with the budget full: %v", r)
 	}
-	h.send(t, 202, "turn.cancel", map[string]any{"sessionId": "s", "turnId": "t1"})
-	m, _ = h.until(20*time.Second, isResponse("202"))
-	if m == nil || m["error"] != nil || !strings.Contains(string(m["result"]), `"cancelled":2`) {
-		t.Fatalf("turn.cancel with the budget full: %v", m)
+	if r := c.call(202, "turn.cancel", map[string]any{"sessionId": "s", "turnId": "t1"}); r["cancelled"] != 2.0 {
+		t.Fatalf("turn.cancel with the budget full: %v", r)
 	}
 }

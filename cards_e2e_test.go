@@ -9,17 +9,6 @@ import (
 	"testing"
 )
 
-// cardOf waits for the next permission card and returns its params and id.
-func cardOf(t *testing.T, h *host) (map[string]any, json.RawMessage) {
-	t.Helper()
-	var m struct {
-		ID     json.RawMessage
-		Params map[string]any
-	}
-	json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &m)
-	return m.Params, m.ID
-}
-
 // A card's redaction hid commands that ran once it was approved: the
 // redactor read `"password": "'` as the start of a secret and swallowed
 // everything to the next quote (a review of the cards). Through the
@@ -63,26 +52,6 @@ func TestEditCardShowsTheNewText(t *testing.T) {
 	}
 	h.answer(t, id, "deny")
 	c.answerOf(2)
-}
-
-// The reply's decision is read by its exact name: Go's decoding took
-// {"Decision":"allow-once"} as allow-once, and of {"decision":"deny",
-// "DECISION":"allow-once"} the last, so the call ran where a JavaScript
-// client would have read deny.
-func TestCardReplyIsReadByItsExactName(t *testing.T) {
-	_, h, c, ws, _ := hostWithSession(t, "ask")
-	for i, reply := range []string{`{"Decision":"allow-once"}`, `{"decision":"deny","DECISION":"allow-once"}`} {
-		name := filepath.Join(ws, "f"+string(rune('0'+i)))
-		c.send(2+i, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w" + string(rune('0'+i)), "toolName": "Write", "args": map[string]any{"path": name, "content": "x"}})
-		id := h.nextCard(t)
-		h.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":`+reply+`}`)
-		if r, _ := c.answerOf(2 + i); r["ok"] != false || r["decision"] != "deny" {
-			t.Errorf("reply %s: %v", reply, r)
-		}
-		if _, err := os.Stat(name); err == nil {
-			t.Errorf("reply %s: the Write ran", reply)
-		}
-	}
 }
 
 // At stdin EOF a card cannot be sent: the call is denied, and its result

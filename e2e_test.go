@@ -9,62 +9,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// rpcClient is a minimal line-delimited JSON-RPC client over a host.
-type rpcClient struct {
-	t *testing.T
-	h *host
-}
-
-func (c rpcClient) send(id int, method string, params any) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	c.h.send(c.t, string(b))
-}
-
-// result waits for the answer to id and decodes its result (failing on an
-// error answer).
-func (c rpcClient) result(id int) map[string]any {
-	c.t.Helper()
-	line := c.h.next(c.t, fmt.Sprintf(`{"id":%d}`, id))
-	var m map[string]any
-	json.Unmarshal([]byte(line), &m)
-	if m["error"] != nil {
-		c.t.Fatalf("id %d: error %v", id, m["error"])
-	}
-	r, _ := m["result"].(map[string]any)
-	return r
-}
-
-func (c rpcClient) call(id int, method string, params any) map[string]any {
-	c.t.Helper()
-	c.send(id, method, params)
-	return c.result(id)
-}
-
-// hostWithSession starts the built binary on a fresh data dir with a
-// session "s" bound to a fresh workspace in the given permission mode.
-func hostWithSession(t *testing.T, mode string) (bin string, h *host, c rpcClient, ws, data string) {
-	t.Helper()
-	bin = buildBinary(t)
-	ws, data = newWorkspace(t)
-	h = startHost(t, bin, "--data-dir", data)
-	c = rpcClient{t, h}
-	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": mode})
-	return bin, h, c, ws, data
-}
-
-func newWorkspace(t *testing.T) (ws, data string) {
-	tmp := t.TempDir()
-	ws, data = filepath.Join(tmp, "ws"), filepath.Join(tmp, "data")
-	os.MkdirAll(ws, 0o755)
-	ws, _ = filepath.EvalSymlinks(ws)
-	return ws, data
-}
 
 func TestRestartKeepsSessionsAuditAndCallIDs(t *testing.T) {
 	bin := buildBinary(t)
@@ -244,25 +192,16 @@ func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
 	c.call(1, "session.create", map[string]any{"sessionId": "a", "workspaceRoot": ws, "permissionMode": "auto"})
 	c.call(2, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "auto"})
 	// Two sessions, eight edits each, all in flight at once.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for i := range 16 {
 		sess := []string{"a", "b"}[i%2]
-		mu.Lock()
 		c.send(100+i, "tools.execute", map[string]any{"sessionId": sess, "turnId": "t", "toolCallId": fmt.Sprint("e", i), "toolName": "Edit",
 			"args": map[string]any{"path": "f.txt", "old_string": lines[i], "new_string": fmt.Sprintf("LINE %02d", i)}})
-		mu.Unlock()
 	}
 	for i := range 16 {
-		wg.Add(1)
-		func() {
-			defer wg.Done()
-			if r := c.result(100 + i); r["ok"] != true {
-				t.Errorf("edit %d: %v", i, r)
-			}
-		}()
+		if r := c.result(100 + i); r["ok"] != true {
+			t.Errorf("edit %d: %v", i, r)
+		}
 	}
-	wg.Wait()
 	got, _ := os.ReadFile(filepath.Join(ws, "f.txt"))
 	for i := range 16 {
 		if !strings.Contains(string(got), fmt.Sprintf("LINE %02d", i)) {
@@ -436,20 +375,6 @@ func TestOneSocketForStdinAndStdout(t *testing.T) {
 	}
 }
 
-// nextCard waits for a permission card and returns its request id.
-func (h *host) nextCard(t *testing.T) json.RawMessage {
-	t.Helper()
-	var card struct{ ID json.RawMessage }
-	json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
-	return card.ID
-}
-
-// answer replies to the permission card id with decision.
-func (h *host) answer(t *testing.T, id json.RawMessage, decision string) {
-	t.Helper()
-	h.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"decision":"`+decision+`"}}`)
-}
-
 // A call read right after shutdown must not run: shutdown cancels every
 // call at once, before the next line is read (PROTOCOL section 1). A
 // review sent shutdown and a Write in one write: when calls were cancelled
@@ -505,10 +430,9 @@ func TestNothingRunsAfterShutdown(t *testing.T) {
 		// A card open; then, in one write, shutdown, the card's allow and
 		// a Write that needs no card.
 		c.send(2, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w", "toolName": "Write", "args": map[string]any{"path": "carded.txt", "content": "x"}})
-		var card struct{ ID json.RawMessage }
-		json.Unmarshal([]byte(h.next(t, `{"method":"permission.request"}`)), &card)
+		card := h.nextCard(t)
 		lines := `{"jsonrpc":"2.0","id":3,"method":"shutdown","params":{}}` + "\n" +
-			`{"jsonrpc":"2.0","id":` + string(card.ID) + `,"result":{"decision":"allow-once"}}` + "\n" +
+			`{"jsonrpc":"2.0","id":` + string(card) + `,"result":{"decision":"allow-once"}}` + "\n" +
 			`{"jsonrpc":"2.0","id":4,"method":"tools.execute","params":{"sessionId":"a","turnId":"t","toolCallId":"late","toolName":"Write","args":{"path":"late.txt","content":"x"}}}` + "\n"
 		io.WriteString(h.stdin, lines)
 		h.wait(t)

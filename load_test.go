@@ -100,7 +100,7 @@ func TestLoadManySessionsMixedCalls(t *testing.T) {
 		time.Sleep(time.Duration(20+rand.IntN(100)) * time.Millisecond)
 		h.reply(id, map[string]string{"decision": "allow-once"})
 	}
-	h := startWireHost(t, bin, []string{"HOME=" + t.TempDir()}, onRequest, "--data-dir", data, "--permission-timeout", "30s")
+	h := startWireHost(t, bin, nil, onRequest, "--data-dir", data, "--permission-timeout", "30s")
 	h.onNotify = func(method string, params json.RawMessage) {
 		if method != "tool.output" {
 			return
@@ -147,8 +147,8 @@ func TestLoadManySessionsMixedCalls(t *testing.T) {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if kb, err := vmRSS(h.cmd.Process.Pid); err == nil {
-				rss = append(rss, kb)
+			if b, err := procStatus(h.cmd.Process.Pid, "VmRSS"); err == nil {
+				rss = append(rss, b)
 			}
 			select {
 			case <-stopSampling:
@@ -254,10 +254,10 @@ func TestLoadManySessionsMixedCalls(t *testing.T) {
 	first, last := slices.Max(rss[:q]), slices.Max(rss[len(rss)-q:])
 	t.Logf("load: %d sessions (%d ask, slow client), %d calls (%d ok) in %v (%.0f calls/s); %d cards, %d tool.output chunks; RSS max first quarter %d MiB, last quarter %d MiB, peak %d MiB",
 		len(sessions), shape.askSessions, total, okCount.Load(), elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(),
-		cards.Load(), chunks.Load(), first>>10, last>>10, slices.Max(rss)>>10)
-	const allowedGrowthKiB = 50 << 10
-	if last-first > allowedGrowthKiB {
-		t.Errorf("RSS grew from %d MiB to %d MiB over the run", first>>10, last>>10)
+		cards.Load(), chunks.Load(), first>>20, last>>20, slices.Max(rss)>>20)
+	const allowedGrowth = 50 << 20
+	if last-first > allowedGrowth {
+		t.Errorf("RSS grew from %d MiB to %d MiB over the run", first>>20, last>>20)
 	}
 	h.stdin.Close()
 	if code := h.waitExit(t, 20*time.Second); code != 0 {

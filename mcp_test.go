@@ -371,7 +371,7 @@ func TestMCPBashProgressAndCancel(t *testing.T) {
 	}}
 	h := startMCP(t, opts, "--workspace", ws, "--data-dir", data, "--permission-mode", "auto")
 	if !hasTool(t, h, "Bash") {
-		t.Skip("Bash is not in tools/list yet (handlers/bash.go not registered); progress and process-tree cancellation untested")
+		t.Fatal("tools/list offers no Bash")
 	}
 	ctx := t.Context()
 

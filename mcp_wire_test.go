@@ -32,52 +32,6 @@ func mcpCall(id int, tool string, args map[string]any) string {
 	return string(b)
 }
 
-// A line that is not one well-formed message is answered and skipped, as
-// in the native mode; before, the SDK's reader ended the session (exit 1,
-// running commands killed) on the first one.
-func TestMCPBadLinesAreAnsweredAndTheSessionGoesOn(t *testing.T) {
-	h, ws, _ := mcpWire(t)
-	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
-	for _, c := range []struct{ line, id, code string }{
-		{`not json`, "null", "-32700"},
-		{`{"jsonrpc":"2.0","id":5,"method":"ping"`, "null", "-32700"},
-		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", "null", "-32700"},
-		{`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, "null", "-32600"},
-		{`[]`, "null", "-32600"},
-		{`42`, "null", "-32600"},
-		{`{"jsonrpc":"1.0","id":6,"method":"ping"}`, "6", "-32600"},
-		{`{"id":7,"method":"ping"}`, "7", "-32600"},
-		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "null", "-32600"},
-		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, "null", "-32600"},
-		{`{"jsonrpc":"2.0","id":8,"method":"ping"} {"jsonrpc":"2.0","id":9,"method":"ping"}`, "null", "-32700"},
-		{`{"jsonrpc":"2.0","id":10}`, "10", "-32600"},
-		{`{"jsonrpc":"2.0","id":11,"method":7}`, "11", "-32600"},
-	} {
-		h.send(t, c.line)
-		if got := h.next(t, `{"id":`+c.id+`}`); !strings.Contains(got, `"code":`+c.code) {
-			t.Fatalf("%q answered %s, want code %s", c.line, got, c.code)
-		}
-	}
-	h.send(t, `{"jsonrpc":"2.0","id":20,"method":"ping"}`)
-	h.next(t, `{"id":20}`)
-	h.send(t, mcpCall(21, "Read", map[string]any{"path": "a.txt"}))
-	if got := h.next(t, `{"id":21}`); !strings.Contains(got, "alpha") {
-		t.Fatalf("Read after the bad lines: %s", got)
-	}
-}
-
-// No error goes out with code 0: the SDK answers a request sent before
-// initialize with one.
-func TestMCPNoErrorCodeZero(t *testing.T) {
-	bin := buildBinary(t)
-	ws, data := newWorkspace(t)
-	h := startHost(t, bin, "mcp", "--workspace", ws, "--data-dir", data)
-	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	if got := h.next(t, `{"id":1}`); !strings.Contains(got, `"error"`) || strings.Contains(got, `"code":0`) {
-		t.Fatalf("tools/list before initialize: %s", got)
-	}
-}
-
 // SIGTERM cancels a running command at once, and hostcore exits 0 with
 // the call audited as aborted; before, the SDK waited for the command to
 // end by itself (up to its 300 s timeout). SIGHUP does the same (before,

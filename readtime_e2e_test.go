@@ -1,23 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
-
-// pipe sends lines in one write, so hostcore reads them back to back.
-func pipe(t *testing.T, h *host, lines ...string) {
-	t.Helper()
-	h.send(t, strings.Join(lines, "\n"))
-}
-
-func line(id int, method string, params any) string {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	return string(b)
-}
 
 // A call is judged by the session as it was when its line was read
 // (design section 10: nothing bypasses the matrix). Before, only the

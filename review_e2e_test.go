@@ -2,30 +2,12 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// answerOf waits for the answer to id and returns its result, or its
-// error's data.errorCode as "error:CODE".
-func (c rpcClient) answerOf(id int) (map[string]any, string) {
-	c.t.Helper()
-	var m struct {
-		Result map[string]any
-		Error  *struct {
-			Data struct{ ErrorCode string }
-		}
-	}
-	json.Unmarshal([]byte(c.h.next(c.t, fmt.Sprintf(`{"id":%d}`, id))), &m)
-	if m.Error != nil {
-		return nil, "error:" + m.Error.Data.ErrorCode
-	}
-	return m.Result, ""
-}
 
 func edit(session, id, path, old, new string) map[string]any {
 	return map[string]any{"sessionId": session, "turnId": "t", "toolCallId": id, "toolName": "Edit",

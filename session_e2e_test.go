@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,53 +62,6 @@ func TestWorkspaceRootDotDotAfterALink(t *testing.T) {
 	}
 }
 
-// A Temporary session cannot start in plan mode: it could never submit,
-// so never leave.
-func TestTemporarySessionCannotStartInPlanMode(t *testing.T) {
-	_, _, c, _, _ := hostWithSession(t, "auto")
-	c.send(4, "session.create", map[string]any{"sessionId": "tmp", "workspaceRoot": nil, "mode": "plan"})
-	if _, code := c.answerOf(4); code != "error:INVALID_ARGUMENT" {
-		t.Fatalf("a Temporary session in plan mode: %q", code)
-	}
-}
-
-// A misspelt member of a method that changes state did nothing, silently:
-// {"workspace": ...} made a Temporary session, {"permisionMode": "auto"}
-// changed no mode (a newcomer's review). Such members are refused,
-// naming the ones the method takes.
-func TestMisspeltMembersAreRefused(t *testing.T) {
-	_, _, c, ws, _ := hostWithSession(t, "ask")
-	for i, tc := range []struct {
-		method string
-		params map[string]any
-		name   string
-	}{
-		{"session.create", map[string]any{"sessionId": "w", "workspace": ws}, "workspace"},
-		{"session.create", map[string]any{"session_id": "x", "workspace_root": ws}, "session_id"},
-		{"session.configure", map[string]any{"sessionId": "s", "permisionMode": "auto"}, "permisionMode"},
-		{"settings.update", map[string]any{"defaultPermisionMode": "auto"}, "defaultPermisionMode"},
-	} {
-		c.send(10+i, tc.method, tc.params)
-		var m struct {
-			Error struct {
-				Code    int
-				Message string
-			}
-		}
-		json.Unmarshal([]byte(c.h.next(t, fmt.Sprintf(`{"id":%d}`, 10+i))), &m)
-		if m.Error.Code != -32602 || !strings.Contains(m.Error.Message, tc.name) {
-			t.Errorf("%s %v: %+v", tc.method, tc.params, m.Error)
-		}
-	}
-	if s := c.call(20, "session.get", map[string]any{"sessionId": "s"}); s["permissionMode"] != "ask" {
-		t.Errorf("mode after the refused configure: %v", s["permissionMode"])
-	}
-	c.send(21, "session.get", map[string]any{"sessionId": "w"})
-	if _, code := c.answerOf(21); code != "error:SESSION_NOT_FOUND" {
-		t.Errorf("a session was made from the misspelt create: %q", code)
-	}
-}
-
 // cardBehindSlowDeletes starts hostcore with a 1 s permission timeout,
 // runs a command that ignores TERM in each of the sessions slow (so that
 // deleting one takes about a second: TERM, a grace, then KILL), and opens
@@ -147,7 +99,7 @@ func TestCardAnsweredDuringASessionDeleteCounts(t *testing.T) {
 		t.Fatalf("delete: %v", r)
 	}
 	if took := time.Since(start); took < time.Second {
-		t.Skipf("the delete took %v, less than the card's timeout: nothing shown", took)
+		t.Fatalf("the delete took %v, less than the card's timeout: the test no longer shows a card answered behind it", took)
 	}
 	if r := c.result(4); r["ok"] != true {
 		t.Fatalf("the Write answered in time: %v", r)

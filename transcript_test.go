@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,8 +22,10 @@ var update = flag.Bool("update", false, "rewrite the expect lines of testdata/tr
 // built binary, as a client would drive it.
 //
 // A transcript's comment says what it pins. Files named ws/... seed the
-// workspace; "flags" holds extra command-line flags; "script" holds one
-// directive per line:
+// workspace; "flags" holds extra command-line flags; "args", when given,
+// is the whole command line instead of "--data-dir {{DATA}}" and the
+// flags (for "mcp --workspace {{WS}} --data-dir {{DATA}}"); "script"
+// holds one directive per line:
 //
 //	send JSON      write a line to hostcore's stdin ({{WS}}, {{DATA}} and
 //	               {{SCRATCH}} are replaced first)
@@ -39,6 +36,7 @@ var update = flag.Bool("update", false, "rewrite the expect lines of testdata/tr
 //	               contain JSON: objects match as subsets, "*" matches any
 //	               value, arrays must match element by element
 //	               a member whose value is "<absent>" must not be there;
+//	               a string "<contains TEXT>" matches any string holding TEXT;
 //	               a string "$name" matches any value and captures it;
 //	               later send/reply lines have "$name" replaced by it
 //	reply JSON     answer the last expected host request with this result
@@ -73,7 +71,7 @@ func runTranscript(t *testing.T, bin, file string) {
 	data := filepath.Join(tmp, "data")
 	os.MkdirAll(ws, 0o755)
 	var script []string
-	var flags []string
+	var flags, args []string
 	scriptIdx := -1
 	for i, f := range ar.Files {
 		switch {
@@ -82,6 +80,8 @@ func runTranscript(t *testing.T, bin, file string) {
 			scriptIdx = i
 		case f.Name == "flags":
 			flags = strings.Fields(string(f.Data))
+		case f.Name == "args":
+			args = strings.Fields(string(f.Data))
 		case strings.HasPrefix(f.Name, "ws/"):
 			p := filepath.Join(ws, strings.TrimPrefix(f.Name, "ws/"))
 			os.MkdirAll(filepath.Dir(p), 0o755)
@@ -98,7 +98,13 @@ func runTranscript(t *testing.T, bin, file string) {
 	data, _ = filepath.EvalSymlinks(data)
 	subst := strings.NewReplacer("{{WS}}", ws, "{{DATA}}", data, "{{SCRATCH}}", filepath.Join(data, "scratch"))
 
-	h := startHost(t, bin, append([]string{"--data-dir", data}, flags...)...)
+	if args == nil {
+		args = append([]string{"--data-dir", "{{DATA}}"}, flags...)
+	}
+	for i := range args {
+		args[i] = subst.Replace(args[i])
+	}
+	h := startHost(t, bin, args...)
 	var lastRequestID json.RawMessage
 	vars := map[string]string{}
 	withVars := func(s string) string {
@@ -140,6 +146,7 @@ func runTranscript(t *testing.T, bin, file string) {
 				lastRequestID = gotMsg["id"]
 			}
 			if *update {
+				matchJSON(want, got, vars) // for its captures: later lines use them
 				out = append(out, "expect "+strings.NewReplacer(ws, "{{WS}}", data, "{{DATA}}").Replace(normalize(got)))
 				continue
 			}
@@ -233,6 +240,13 @@ func contains(w, g any, at string, vars map[string]string) error {
 		}
 		return nil
 	}
+	if s, ok := w.(string); ok && strings.HasPrefix(s, "<contains ") && strings.HasSuffix(s, ">") {
+		text := strings.TrimSuffix(strings.TrimPrefix(s, "<contains "), ">")
+		if gs, ok := g.(string); !ok || !strings.Contains(gs, text) {
+			return fmt.Errorf("%s: want a string holding %q, got %v", at, text, g)
+		}
+		return nil
+	}
 	switch w := w.(type) {
 	case map[string]any:
 		gm, ok := g.(map[string]any)
@@ -278,62 +292,6 @@ func contains(w, g any, at string, vars map[string]string) error {
 	return nil
 }
 
-// host is a running hostcore driven over pipes.
-type host struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string
-	held   []string
-	stderr *syncWriter
-	done   chan struct{}
-}
-
-func startHost(t *testing.T, bin string, args ...string) *host {
-	t.Helper()
-	return startHostEnv(t, bin, nil, args...)
-}
-
-// startHostEnv is startHost with env added to the environment.
-func startHostEnv(t *testing.T, bin string, env []string, args ...string) *host {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	// A home of its own: Bash runs login shells, and the developer's
-	// profile must neither slow commands down nor change what ~ names.
-	cmd.Env = append(append(os.Environ(), "HOSTCORE_LOG_LEVEL=debug", "HOME="+t.TempDir()), env...)
-	return startCmd(t, cmd)
-}
-
-// startCmd starts cmd (hostcore) as startHost does; a cmd.Stderr already
-// set is kept.
-func startCmd(t *testing.T, cmd *exec.Cmd) *host {
-	t.Helper()
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	h := &host{cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &syncWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
-	if cmd.Stderr == nil {
-		cmd.Stderr = h.stderr
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			h.lines <- sc.Text()
-		}
-		close(h.lines)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("hostcore stderr:\n%s", h.stderr.String())
-		}
-	})
-	return h
-}
-
 // waitLog waits up to 5 s for a stderr line that contains want (as
 // matchJSON matches).
 func (h *host) waitLog(want string, vars map[string]string) error {
@@ -349,131 +307,4 @@ func (h *host) waitLog(want string, vars map[string]string) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// terminate sends hostcore SIGTERM and checks that it exits 0 within
-// PROTOCOL section 1's 3 seconds.
-func (h *host) terminate(t *testing.T) {
-	t.Helper()
-	start := time.Now()
-	h.cmd.Process.Signal(syscall.SIGTERM)
-	if code := h.wait(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM", code)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("exit took %v after SIGTERM, want < 3s", took)
-	}
-}
-
-func (h *host) send(t *testing.T, line string) {
-	t.Helper()
-	if _, err := io.WriteString(h.stdin, line+"\n"); err != nil {
-		t.Fatalf("writing to hostcore: %v", err)
-	}
-}
-
-// next returns the first host line (held or new) that answers the same id
-// as want, or carries the same method; others are held for later.
-// paramOf is params.name of a message, nil when absent.
-func paramOf(m map[string]json.RawMessage, name string) json.RawMessage {
-	var p map[string]json.RawMessage
-	json.Unmarshal(m["params"], &p)
-	return p[name]
-}
-
-func (h *host) next(t *testing.T, want string) string {
-	t.Helper()
-	return h.nextOf(t, want)
-}
-
-// nextOf is next for the first line that matches any of wants.
-func (h *host) nextOf(t *testing.T, wants ...string) string {
-	t.Helper()
-	want := strings.Join(wants, " or ")
-	ws := make([]map[string]json.RawMessage, len(wants))
-	for i, w := range wants {
-		json.Unmarshal([]byte(w), &ws[i])
-	}
-	matches := func(w map[string]json.RawMessage, line string) bool {
-		var g map[string]json.RawMessage
-		if json.Unmarshal([]byte(line), &g) != nil {
-			return false
-		}
-		if m, ok := w["method"]; ok {
-			// A notification is the next one of its method and, for
-			// tool.output, of its stream: chunks of two streams may
-			// interleave either way.
-			if stream := paramOf(w, "stream"); stream != nil && !bytes.Equal(paramOf(g, "stream"), stream) {
-				return false
-			}
-			return bytes.Equal(g["method"], m)
-		}
-		_, gIsReq := g["method"]
-		return !gIsReq && bytes.Equal(g["id"], w["id"])
-	}
-	key := func(line string) bool {
-		for _, w := range ws {
-			if matches(w, line) {
-				return true
-			}
-		}
-		return false
-	}
-	for i, l := range h.held {
-		if key(l) {
-			h.held = append(h.held[:i], h.held[i+1:]...)
-			return l
-		}
-	}
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case l, ok := <-h.lines:
-			if !ok {
-				t.Fatalf("hostcore closed stdout while waiting for %s\nheld: %v", want, h.held)
-			}
-			if key(l) {
-				return l
-			}
-			h.held = append(h.held, l)
-		case <-timeout:
-			t.Fatalf("no host line matching %s within 20s\nheld: %v", want, h.held)
-		}
-	}
-}
-
-func (h *host) pending() []string {
-	left := append([]string(nil), h.held...)
-	for l := range h.lines {
-		left = append(left, l)
-	}
-	return left
-}
-
-func (h *host) wait(t *testing.T) int {
-	t.Helper()
-	return waitCmd(t, h.cmd, 15*time.Second)
-}
-
-// waitCmd waits for a started command and returns its exit code, failing
-// the test if it has not exited within d.
-func waitCmd(t testing.TB, cmd *exec.Cmd, d time.Duration) int {
-	t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- cmd.Wait() }()
-	select {
-	case err := <-errc:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		return 0
-	case <-time.After(d):
-		// Killed and waited for here: the test's cleanup waits for it
-		// too, and a second Wait alongside this goroutine's is a data
-		// race, which failed the test run a second time over.
-		cmd.Process.Kill()
-		<-errc
-		t.Fatalf("hostcore did not exit within %v", d)
-	}
-	return -1
 }

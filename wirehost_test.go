@@ -50,7 +50,8 @@ type wireMsg struct {
 func startWireHost(t testing.TB, bin string, env []string, onRequest func(h *wireHost, id json.RawMessage, method string, params json.RawMessage), args ...string) *wireHost {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	// A home of its own, as startHost gives; env may name another.
+	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	h := &wireHost{cmd: cmd, stdin: stdin, stderr: &syncWriter{w: &bytes.Buffer{}}, waiting: map[int64]chan json.RawMessage{}, closed: make(chan struct{})}
@@ -164,21 +165,23 @@ func (h *wireHost) waitExit(t testing.TB, d time.Duration) int {
 	return waitCmd(t, h.cmd, d)
 }
 
-// vmRSS reads a process's resident set size in KiB from /proc.
-func vmRSS(pid int) (int64, error) {
+// procStatus reads a size field of /proc/pid/status ("VmRSS", "VmHWM")
+// in bytes.
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+		if rest, ok := strings.CutPrefix(l, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
-// toolResult is the part of a ToolResult the hardening tests read.
+// toolResult is the part of a ToolResult the crash and load tests read.
 type toolResult struct {
 	ToolCallID string `json:"toolCallId"`
 	OK         bool   `json:"ok"`
