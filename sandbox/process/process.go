@@ -3,6 +3,8 @@ package process
 import (
 	"errors"
 	"time"
+
+	"hostcore/sandbox/landlock"
 )
 
 // Defaults for the zero values of Spec.
@@ -32,6 +34,9 @@ type Spec struct {
 	Batch   bool
 	Timeout time.Duration // 0 = none
 	Grace   time.Duration // time between TERM and KILL; 0 = DefaultGrace
+	// Sandbox, if set, confines the command and everything it starts
+	// (see package landlock); the command does not start if it cannot be.
+	Sandbox *landlock.Policy
 
 	// HeadBytes and TailBytes bound what is kept of each stream in memory;
 	// 0 = DefaultHeadBytes / DefaultTailBytes.

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hostcore/sandbox/landlock"
 )
 
 // reaperArg is os.Args[1] when the binary runs as a reaper.
@@ -70,6 +72,8 @@ type reaperSpec struct {
 	TTY   bool // fd 0 is a terminal, to become the controlling one
 	Batch bool // run the command as a batch task (see forkBatch)
 	Grace time.Duration
+	// Sandbox is the encoded landlock.Policy; "" runs the command unconfined.
+	Sandbox string
 }
 
 // maxSpec bounds the spec a reaper reads: the environment is the big part,
@@ -78,7 +82,7 @@ const maxSpec = 16 << 20
 
 func (sp reaperSpec) encode() ([]byte, error) {
 	b := fmt.Appendf(nil, "%d %t %t %d %d\n", int64(sp.Grace), sp.TTY, sp.Batch, len(sp.Args), len(sp.Env))
-	fields := append(append([]string{sp.Path, sp.Dir}, sp.Args...), sp.Env...)
+	fields := append(append([]string{sp.Path, sp.Dir, sp.Sandbox}, sp.Args...), sp.Env...)
 	for _, f := range fields {
 		if strings.IndexByte(f, 0) >= 0 {
 			return nil, fmt.Errorf("%q holds a NUL byte", f)
@@ -103,16 +107,16 @@ func readSpec(r *bufio.Reader) (reaperSpec, error) {
 		return sp, fmt.Errorf("bad spec header %q", header)
 	}
 	sp.Grace = time.Duration(grace)
-	fields := make([]string, 0, 2+min(nArgs+nEnv, 1<<16))
-	for range 2 + nArgs + nEnv {
+	fields := make([]string, 0, 3+min(nArgs+nEnv, 1<<16))
+	for range 3 + nArgs + nEnv {
 		f, err := r.ReadString(0)
 		if err != nil {
 			return sp, err
 		}
 		fields = append(fields, f[:len(f)-1])
 	}
-	sp.Path, sp.Dir = fields[0], fields[1]
-	sp.Args, sp.Env = fields[2:2+nArgs], fields[2+nArgs:]
+	sp.Path, sp.Dir, sp.Sandbox = fields[0], fields[1], fields[2]
+	sp.Args, sp.Env = fields[3:3+nArgs], fields[3+nArgs:]
 	return sp, nil
 }
 
@@ -180,6 +184,26 @@ func runReaper() int {
 	if spec.Batch {
 		fork := forkExec
 		forkExec = func() (int, error) { return forkBatch(fork) } // see forkBatch
+	}
+	if spec.Sandbox != "" {
+		// The shell is forked from a thread confined by the policy: it
+		// and everything it starts inherit the confinement.
+		p, err := landlock.DecodePolicy(spec.Sandbox)
+		if err == nil && spec.TTY {
+			p.Terminal, _ = os.Readlink("/proc/self/fd/0") // the pty hostcore opened
+		}
+		var rs *landlock.Ruleset
+		if err == nil {
+			rs, err = landlock.Prepare(p)
+		}
+		if err != nil {
+			cg.remove()
+			fmt.Fprintf(report, "error sandbox: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+			return 127
+		}
+		defer rs.Close()
+		fork := forkExec
+		forkExec = func() (int, error) { return rs.Fork(fork) }
 	}
 	pid, err := forkExec()
 	if err != nil && cg != nil {

@@ -85,6 +85,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err // nothing started
 	}
 	spec := reaperSpec{Path: path, Args: s.Args, Env: s.Env, Dir: s.Dir, TTY: s.TTY, Batch: s.Batch, Grace: s.Grace}
+	if s.Sandbox != nil {
+		var err error
+		if spec.Sandbox, err = s.Sandbox.Encode(); err != nil {
+			return Result{}, fmt.Errorf("starting %s: %w", path, err)
+		}
+	}
 	if spec.Env == nil {
 		spec.Env = os.Environ()
 	}
