@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"hostcore/perms/redact"
 	"hostcore/sandbox/process"
 )
 
@@ -87,9 +88,9 @@ func bashPrecheck(ctx context.Context, c *call) *ToolResult {
 	}
 	switch d := checkDenylist(a.Command, c.sess.WorkspaceRoot, userHome(), list); {
 	case d.tooComplex:
-		return policyDenied("%s is too complex for hostcore's denylist check to read, and the check fails closed: spell the paths out", bound(escapeText(d.word), 200))
+		return policyDenied("%s is too complex for hostcore's denylist check to read, and the check fails closed: spell the paths out", redact.Bound(redact.EscapeText(d.word), 200))
 	case d.word != "":
-		return policyDenied("the command touches %s, a sensitive path outside the workspace; hostcore's policy denies it in every permission mode", escapeText(d.word))
+		return policyDenied("the command touches %s, a sensitive path outside the workspace; hostcore's policy denies it in every permission mode", redact.EscapeText(d.word))
 	}
 	if _, r := c.checkShell(ctx); r != nil {
 		return r
@@ -148,13 +149,13 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 	if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
 		// Said plainly: the start would fail with "starting /bin/bash: no
 		// such file or directory", which names the wrong file.
-		return failResult(CodeToolFailed, "the workspace directory %s is gone (%v): the command was not run", escapeText(spec.Dir), errOrNotDir(err))
+		return failResult(CodeToolFailed, "the workspace directory %s is gone (%v): the command was not run", redact.EscapeText(spec.Dir), errOrNotDir(err))
 	}
 	// The workspace is its canonical path: if a link now stands there (or
 	// on the way to it), the command would run in whatever it points to,
 	// where the file tools see only outside paths.
 	if real, err := filepath.EvalSymlinks(spec.Dir); err != nil || real != spec.Dir {
-		return policyDenied("the workspace path %s now leads to %s (a link was put in its place): the command was not run", escapeText(spec.Dir), escapeText(real))
+		return policyDenied("the workspace path %s now leads to %s (a link was put in its place): the command was not run", redact.EscapeText(spec.Dir), redact.EscapeText(real))
 	}
 	res, err := process.Run(ctx, spec)
 	if err != nil {
@@ -611,17 +612,17 @@ func (c *call) checkShell(ctx context.Context) (string, *ToolResult) {
 	}
 	want := c.p.Shell
 	if want != "" && !inCatalog(want) {
-		return "", failResult(CodeShellInvalid, "shell %q is not a command shell id (want one of windows-powershell, cmd, git-bash, bash)", escapeText(want))
+		return "", failResult(CodeShellInvalid, "shell %q is not a command shell id (want one of windows-powershell, cmd, git-bash, bash)", redact.EscapeText(want))
 	}
 	c.rt.mu.Lock()
 	pinned := c.rt.shells.pin(c.p.TurnID, cmp.Or(want, eff))
 	c.rt.mu.Unlock()
 	switch {
 	case want != "" && want != pinned:
-		return "", failResult(CodeShellChanged, "this call names shell %q but turn %s pinned %q; start a new turn to use another shell", want, escapeText(c.p.TurnID), pinned)
+		return "", failResult(CodeShellChanged, "this call names shell %q but turn %s pinned %q; start a new turn to use another shell", want, redact.EscapeText(c.p.TurnID), pinned)
 	case pinned != eff:
 		return "", failResult(CodeShellChanged, "turn %s pinned shell %q but the effective shell is now %q; the command was not run. Start a new turn to use %q",
-			escapeText(c.p.TurnID), pinned, eff, eff)
+			redact.EscapeText(c.p.TurnID), pinned, eff, eff)
 	case eff != "bash":
 		return "", failResult(CodeShellNotFound, "shell %q cannot run commands on this platform; only bash is supported", eff)
 	}
@@ -790,7 +791,7 @@ func (c *call) sensitiveTarget(ctx context.Context) *ToolResult {
 		pc := components(p)
 		for _, ec := range entries {
 			if globs.namesEntry(pc, ec, opts) {
-				return policyDenied("%s is a sensitive path outside the workspace; hostcore's policy denies it to %s in every permission mode", escapeText(p), c.tool.Name)
+				return policyDenied("%s is a sensitive path outside the workspace; hostcore's policy denies it to %s in every permission mode", redact.EscapeText(p), c.tool.Name)
 			}
 		}
 	}

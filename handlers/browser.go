@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"hostcore/perms/redact"
 	"hostcore/sandbox"
 )
 
@@ -26,12 +27,12 @@ func runBrowserPreview(ctx context.Context, c *call) *ToolResult {
 	}
 	json.Unmarshal(c.args, &a)
 	if filepath.IsAbs(a.Path) {
-		return policyDenied("BrowserPreview takes a workspace-relative path; %s is absolute", escapeText(a.Path))
+		return policyDenied("BrowserPreview takes a workspace-relative path; %s is absolute", redact.EscapeText(a.Path))
 	}
 	if namesDirectory(a.Path) {
 		// As for Read: "index.html/" names a directory, and the system
 		// would open the file anyway.
-		return failResult(CodeInvalidArgument, "invalid arguments: args.path %s ends in a slash or a dot component, which names a directory; BrowserPreview opens a file", escapeText(a.Path))
+		return failResult(CodeInvalidArgument, "invalid arguments: args.path %s ends in a slash or a dot component, which names a directory; BrowserPreview opens a file", redact.EscapeText(a.Path))
 	}
 	res, err := sandbox.Roots{Workspace: c.sess.WorkspaceRoot}.Resolve(a.Path)
 	switch {
@@ -40,24 +41,24 @@ func runBrowserPreview(ctx context.Context, c *call) *ToolResult {
 	case errors.Is(err, sandbox.ErrInvalidPath):
 		return failResult(CodeInvalidArgument, "invalid arguments: args.path: %v", err)
 	case err != nil:
-		return failResult(CodeToolFailed, "cannot resolve path %s: %v", escapeText(a.Path), err)
+		return failResult(CodeToolFailed, "cannot resolve path %s: %v", redact.EscapeText(a.Path), err)
 	}
 	if res.Root != sandbox.RootWorkspace {
-		return policyDenied("%s is outside the workspace; BrowserPreview only opens files inside it", escapeText(a.Path))
+		return policyDenied("%s is outside the workspace; BrowserPreview only opens files inside it", redact.EscapeText(a.Path))
 	}
 	c.target, c.hasTarget = res, true
 	f, _, err := sandbox.OpenRegular(res)
 	switch {
 	case errors.Is(err, sandbox.ErrIsDir):
-		return c.setPath(failResult(CodeInvalidArgument, "%s is a directory; BrowserPreview opens a file", escapeText(res.Display)))
+		return c.setPath(failResult(CodeInvalidArgument, "%s is a directory; BrowserPreview opens a file", redact.EscapeText(res.Display)))
 	case errors.Is(err, sandbox.ErrNotRegular):
-		return c.setPath(failResult(CodeInvalidArgument, "%s is not a regular file", escapeText(res.Display)))
+		return c.setPath(failResult(CodeInvalidArgument, "%s is not a regular file", redact.EscapeText(res.Display)))
 	case errors.Is(err, fs.ErrNotExist):
-		return c.setPath(failResult(CodeToolFailed, "file not found: %s", escapeText(res.Display)))
+		return c.setPath(failResult(CodeToolFailed, "file not found: %s", redact.EscapeText(res.Display)))
 	case errors.Is(err, sandbox.ErrChanged):
-		return c.setPath(failResult(CodeToolDenied, "%s changed while it was checked; it was not opened", escapeText(res.Display)))
+		return c.setPath(failResult(CodeToolDenied, "%s changed while it was checked; it was not opened", redact.EscapeText(res.Display)))
 	case err != nil:
-		return c.setPath(failResult(CodeToolFailed, "cannot open %s: %v", escapeText(res.Display), err))
+		return c.setPath(failResult(CodeToolFailed, "cannot open %s: %v", redact.EscapeText(res.Display), err))
 	}
 	f.Close()
 	c.s.client.Notify(context.WithoutCancel(ctx), "browser.preview", map[string]string{

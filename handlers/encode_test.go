@@ -86,33 +86,6 @@ func FuzzExecuteParams(f *testing.F) {
 }
 
 // FuzzCanonical: appendCanonical writes the Encoder's bytes for every
-// value decodeAny produces (so argsHash is what it was).
-func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{`{"b":1,"a":[true,null,"x<y>&\u2028\u0000é"],"c":{"z":-1.5e3,"y":{}}}`, `[]`, `"\ud800"`, `123456789012345678901234567890`, `{"\u00e9":1,"e":2,"E":3}`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := decodeAny(json.RawMessage(s))
-		if err != nil {
-			return
-		}
-		got, ok := appendCanonical(nil, v)
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
-			if ok {
-				t.Fatalf("%s: the Encoder fails (%v), appendCanonical wrote %s", s, err, got)
-			}
-			return
-		}
-		if want := bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !ok || !bytes.Equal(got, want) {
-			t.Fatalf("%s: appendCanonical %s (%v), the Encoder %s", s, got, ok, want)
-		}
-	})
-}
-
-// FuzzDecodeFlat: where decodeFlat takes args, it gives what the
 // Decoder gives.
 func FuzzDecodeFlat(f *testing.F) {
 	for _, s := range []string{`{"path":"small.txt","offset":-1.5e3,"limit":10,"x":true,"y":false,"z":null}`, `{"a":1,"a":"b"}`, `{"é":"\u00e9"}`, `{ "a" : "b" } `, `{"a":"b"} x`, `{"a":{}}`, "{\"a\":\"\xff\"}", `{}`, `{"":""}`} {

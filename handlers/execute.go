@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"hostcore/perms"
+	"hostcore/perms/redact"
 	"hostcore/sandbox"
 	"hostcore/scratch"
 	"hostcore/store"
@@ -176,7 +177,7 @@ func (c *call) afterReply(f func()) {
 // has not.
 func (c *call) canonicalArgs() []byte {
 	if c.canon == nil {
-		c.canon = canonicalJSON(c.args)
+		c.canon = redact.Canonical(c.args)
 	}
 	return c.canon
 }
@@ -442,8 +443,8 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	if len(c.args) == 0 || c.args[0] != '{' {
 		return failResult(CodeInvalidArgument, "args must be a JSON object")
 	}
-	if tooManyValues(c.args) {
-		return failResult(CodeInvalidArgument, "invalid arguments: args hold more than %d JSON values", maxArgValues)
+	if redact.TooManyValues(c.args) {
+		return failResult(CodeInvalidArgument, "invalid arguments: args hold more than %d JSON values", redact.MaxValues)
 	}
 	decoded, err := c.decodeArgs()
 	if err != nil {
@@ -452,7 +453,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	if err := validateValue(t, decoded); err != nil {
 		return failResult(CodeInvalidArgument, "invalid arguments: %v", err)
 	}
-	c.canon = canonicalValue(decoded, c.args)
+	c.canon = redact.CanonicalValue(decoded, c.args)
 	c.decoded = decoded
 	if t.NeedsWorkspace && c.sess.WorkspaceRoot == "" {
 		if c.plainlyOutside() {
@@ -739,7 +740,7 @@ func (s *Server) redactName(name string) string {
 	if s.tools.get(name) != nil {
 		return name
 	}
-	return Redact(name)
+	return redact.Redact(name)
 }
 
 // finish fills the envelope, commits the audit row and logs the timing
@@ -774,7 +775,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 	sum := sha256.Sum256(canon)
 	row := store.AuditRow{
 		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: s.redactName(c.p.ToolName),
-		ArgsHash: hex.EncodeToString(sum[:]), ArgsPreview: previewJSON(string(canon), previewMax),
+		ArgsHash: hex.EncodeToString(sum[:]), ArgsPreview: redact.PreviewJSON(string(canon), redact.PreviewMax),
 		ExternalPath: a.external, Decision: res.Decision, Prompted: a.prompted,
 		PermissionWaitMs: res.Timing.PermissionWaitMs, DurationMs: res.Timing.DurationMs,
 		OverheadMs: res.Timing.OverheadMs, TotalMs: res.Timing.TotalMs,
@@ -864,7 +865,7 @@ func (c *call) resolveTarget() *ToolResult {
 	case errors.Is(err, sandbox.ErrInvalidPath):
 		return failResult(CodeInvalidArgument, "invalid arguments: args.%s: %v", c.tool.PathArg, err)
 	case err != nil:
-		return failResult(CodeToolFailed, "cannot resolve path %s: %v", escapeText(p), err)
+		return failResult(CodeToolFailed, "cannot resolve path %s: %v", redact.EscapeText(p), err)
 	}
 	if !c.tool.PathOptional && namesDirectory(p) {
 		// "a.txt/" or "a.txt/." names a directory (POSIX refuses it with

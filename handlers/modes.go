@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hostcore/perms"
+	"hostcore/perms/redact"
 )
 
 // delegateTools are the only tools a subagent definition may grant (design
@@ -158,7 +159,7 @@ func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
 					}
 				case !dropped[n]:
 					dropped[n] = true
-					warnings = append(warnings, fmt.Sprintf("subagent %q: tool %q cannot be assigned to a delegate and was dropped", d.Name, bound(n, 128)))
+					warnings = append(warnings, fmt.Sprintf("subagent %q: tool %q cannot be assigned to a delegate and was dropped", d.Name, redact.Bound(n, 128)))
 				}
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"hostcore/perms"
+	"hostcore/perms/redact"
 )
 
 // Plugin limits (design section 11). pluginTimeout is the tool timeout of
@@ -192,7 +193,7 @@ func (ts *toolset) dropPluginLocked(id string) int {
 // unreadable reports characters a name shown to a model or a person must
 // not hold: controls and invisible format characters.
 func unreadable(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || isInvisibleFormat(r) || r == utf8.RuneError
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || redact.IsInvisibleFormat(r) || r == utf8.RuneError
 }
 
 // jsonDepth is the deepest nesting of objects and arrays in JSON text.
@@ -270,7 +271,7 @@ func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Co
 			if b.Type != "text" {
 				// Only text reaches the model (PROTOCOL section 5: {type,
 				// text}); an image's data was dropped without a word.
-				b.Type, b.Text = "text", fmt.Sprintf("[a block of type %q from the plugin, not shown: only text is passed on]", escapeText(cutAt(b.Type, 64)))
+				b.Type, b.Text = "text", fmt.Sprintf("[a block of type %q from the plugin, not shown: only text is passed on]", redact.EscapeText(cutAt(b.Type, 64)))
 			}
 			if len(b.Text) > budget {
 				b.Text = cutAt(b.Text, budget) + "\n…[output cut]"
@@ -285,7 +286,7 @@ func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Co
 			r.IsError, r.ErrorCode = true, CodeToolFailed
 			r.Message = "plugin tool " + c.tool.Name + " reported an error"
 			if len(content) > 0 && content[0].Text != "" {
-				r.Message = preview(content[0].Text, previewMax)
+				r.Message = redact.Preview(content[0].Text, redact.PreviewMax)
 			}
 		}
 		if d := bytes.TrimSpace(reply.Details); len(d) > 0 && string(d) != "null" && len(d) <= pluginDetailsMax {
@@ -321,5 +322,5 @@ func replyErrorText(err error) string {
 			msg = m
 		}
 	}
-	return preview(msg, previewMax)
+	return redact.Preview(msg, redact.PreviewMax)
 }

@@ -235,42 +235,6 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 	return field + ": " + msg
 }
 
-// maxArgValues bounds the JSON values (members, elements, scalars) in one
-// call's args. Decoded into interface{} values every one costs tens of
-// bytes however short its text: a 15 MiB line of "1," cost a gigabyte.
-// Real args are a few values with long strings; Edit's largest list of
-// edits stays far below this.
-const maxArgValues = 100_000
-
-// tooManyValues says whether valid JSON text holds more than maxArgValues
-// values, counting the commas and brackets outside strings without
-// decoding anything.
-func tooManyValues[T ~string | ~[]byte](raw T) bool {
-	n, inString, escaped := 0, false, false
-	for i := range len(raw) {
-		b := raw[i]
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			switch b {
-			case '\\':
-				escaped = true
-			case '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == ',' || b == '[' || b == '{':
-			n++
-			if n > maxArgValues {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // decodeAny decodes one JSON value as encoding/json does into an
 // interface{}, numbers as json.Number.
 func decodeAny(raw json.RawMessage) (any, error) {
