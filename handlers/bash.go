@@ -3,21 +3,17 @@ package handlers
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/bits"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"hostcore/perms/redact"
 	"hostcore/sandbox/process"
@@ -182,167 +178,48 @@ func runBash(ctx context.Context, c *call) *ToolResult {
 	return out
 }
 
-// rawNotifier is implemented by rpc.Server: notifications whose params are
-// encoded straight into the lines that are written, without jsonrpc2's
-// repeated re-validation, several with one write.
+// rawNotifier is implemented by rpc.Server: notifications whose params
+// are encoded straight into the lines that are written, several with one
+// write.
 type rawNotifier interface {
 	NotifyBuildN(method string, n int, build func(i int, dst []byte) []byte) error
+}
+
+// outputChunk is one tool.output notification's params (PROTOCOL
+// section 5).
+type outputChunk struct {
+	SessionID  string `json:"sessionId"`
+	ToolCallID string `json:"toolCallId"`
+	Stream     string `json:"stream"`
+	Seq        int    `json:"seq"`
+	Data       string `json:"data"`
 }
 
 // outputNotifier sends the command's output as tool.output notifications
 // (PROTOCOL section 5). Each call has written its lines before it returns,
 // and every call returns before process.Run does: all chunks precede the
-// response. A chunk is escaped once, into its line; the chunks of one call
-// go out with one write.
+// response. The chunks of one call go out with one write.
 func (c *call) outputNotifier() func(stream string, seq int, chunks [][]byte) {
+	chunk := func(stream string, seq int, data []byte) outputChunk {
+		return outputChunk{SessionID: c.sess.ID, ToolCallID: c.p.ToolCallID, Stream: stream, Seq: seq, Data: string(data)}
+	}
 	raw, ok := c.s.client.(rawNotifier)
 	if !ok {
 		return func(stream string, seq int, chunks [][]byte) {
 			for i, data := range chunks {
-				c.s.client.Notify(context.Background(), "tool.output", map[string]any{
-					"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "stream": stream, "seq": seq + i, "data": string(data),
-				})
+				c.s.client.Notify(context.Background(), "tool.output", chunk(stream, seq+i, data))
 			}
 		}
 	}
-	prefix := appendJSONString(append([]byte(nil), `{"sessionId":`...), []byte(c.sess.ID))
-	prefix = appendJSONString(append(prefix, `,"toolCallId":`...), []byte(c.p.ToolCallID))
 	return func(stream string, seq int, chunks [][]byte) {
 		raw.NotifyBuildN("tool.output", len(chunks), func(i int, b []byte) []byte {
-			b = append(b, prefix...)
-			b = appendJSONString(append(b, `,"stream":`...), []byte(stream))
-			b = strconv.AppendInt(append(b, `,"seq":`...), int64(seq+i), 10)
-			b = appendJSONString(append(b, `,"data":`...), chunks[i])
-			return append(b, '}')
+			out, err := appendJSON(b, chunk(stream, seq+i, chunks[i]))
+			if err != nil {
+				return b // a string always encodes
+			}
+			return out
 		})
 	}
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json would
-// without HTML escaping: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029
-// are escaped. Runs of plain bytes are copied at once: a command's output
-// is mostly plain.
-// jsonPlain marks the ASCII bytes a JSON string holds as they are.
-var jsonPlain = func() (t [256]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\'
-	}
-	return t
-}()
-
-// escapeMask8 flags (with the high bit of its byte) each of eight bytes
-// outside the plain set: a control byte, '"', '\\' or a non-ASCII byte. The
-// lowest flag is exact (borrows only run upwards from a flagged byte), so
-// it says where the first such byte is.
-func escapeMask8(v uint64) uint64 {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	zero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
-	return v&hi | (v-0x20*lo)&^v&hi | zero(v^('"'*lo)) | zero(v^('\\'*lo))
-}
-
-func appendJSONString(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = slices.Grow(dst, len(s)+len(s)/16+2)
-	dst = append(dst, '"')
-	start := 0
-	// vector: the run loop is worth entering. It is left once it stops at
-	// a byte it does not handle, and entered again only after 32 plain
-	// bytes (four eight-byte blocks, one step of it): text full of such
-	// bytes (CJK, tabs, colour codes) would otherwise enter and leave it
-	// at every one of them, slower than bytewise (colour codes between
-	// short words: 630 against 890 MB/s when one plain block sufficed).
-	vector := haveEscapeRun
-	plain := 0 // plain eight-byte blocks since a byte the run loop stops at
-	for i := 0; i < len(s); {
-		if vector && len(s)-i >= 64 {
-			// Plain text and newlines, 32 bytes a step (AVX2; see
-			// jsonesc_amd64.s): command output is mostly that, and byte
-			// by byte it was half of hostcore's CPU in a flood. It stops
-			// before any other byte that needs a look, which the code
-			// below handles, and leaves the last 64 bytes to it.
-			dst = append(dst, s[start:i]...)
-			if cap(dst)-len(dst) < 128 {
-				dst = slices.Grow(dst, len(s)-i+(len(s)-i)/8+128)
-			}
-			nd, ns := escapeRun(dst[len(dst):cap(dst)], s[i:])
-			dst = dst[:len(dst)+nd]
-			i += ns
-			start = i
-			if i >= len(s) {
-				break
-			}
-			if len(s)-i >= 64 {
-				if cap(dst)-len(dst) < 96 {
-					continue // out of room: grow and go on
-				}
-				vector, plain = false, 0 // stopped at a byte of its own
-			}
-		}
-		// Skip plain ASCII eight bytes at a time, and then straight to the
-		// first byte that needs a look: command output is mostly runs of
-		// ordinary characters between newlines.
-		for i+8 <= len(s) {
-			if m := escapeMask8(binary.LittleEndian.Uint64(s[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-			if plain++; plain >= 4 {
-				vector = haveEscapeRun
-			}
-		}
-		if i >= len(s) {
-			break
-		}
-		b := s[i]
-		if jsonPlain[b] {
-			i++
-			continue
-		}
-		if b != '\n' {
-			plain = 0 // a byte the run loop would stop at
-		}
-		if b < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // bashResult renders a finished command: details with both streams kept

@@ -9,11 +9,12 @@ import (
 	"testing"
 )
 
-// plainResult is ToolResult without its MarshalJSON: what encoding/json
+// plainResult is ToolResult without its AppendJSON: what encoding/json
 // writes for it.
 type plainResult ToolResult
 
-// TestToolResultEncoding: the hand encoder writes encoding/json's bytes.
+// TestToolResultEncoding: AppendJSON writes encoding/json's bytes, HTML
+// characters as they are.
 func TestToolResultEncoding(t *testing.T) {
 	total := 7
 	for _, r := range []*ToolResult{
@@ -41,13 +42,13 @@ func TestToolResultEncoding(t *testing.T) {
 		}
 		json.Unmarshal(want, &w)
 		if !reflect.DeepEqual(g, w) || !bytes.Equal(unescapeHTML(want), unescapeHTML(got)) {
-			t.Errorf("hand encoding differs:\n got %s\nwant %s", got, want)
+			t.Errorf("AppendJSON differs:\n got %s\nwant %s", got, want)
 		}
 	}
 }
 
 // unescapeHTML undoes encoding/json's HTML escapes, the one difference
-// the hand encoder may make.
+// AppendJSON makes.
 func unescapeHTML(b []byte) []byte {
 	for _, r := range [][2]string{{`\u003c`, "<"}, {`\u003e`, ">"}, {`\u0026`, "&"}} {
 		b = bytes.ReplaceAll(b, []byte(r[0]), []byte(r[1]))
@@ -55,62 +56,9 @@ func unescapeHTML(b []byte) []byte {
 	return b
 }
 
-// FuzzExecuteParams: decodeExecuteParams answers as json.Unmarshal does.
-func FuzzExecuteParams(f *testing.F) {
-	for _, s := range []string{
-		`{"sessionId":"s","turnId":"t","toolCallId":"c","toolName":"Read","args":{"path":"a"}}`,
-		`{"SESSIONID":"a","sessionId":"b","batchSize":3,"args":null}`,
-		`{"sessionId":null,"batchSize":-0,"shell":"bash","delegate":"d","promptId":"p","messageId":"m"}`,
-		`{"ſessionId":"x","toolName":"\u0052ead","batchSize":1.0}`,
-		`{"batchSize":99999999999999999999,"args":[1,{"a":"}"}]}`,
-		`{"sessionId":5}`,
-		` { "toolCallId" : "c" , "x" : { } } `,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		raw := []byte(s)
-		if !json.Valid(raw) {
-			return
-		}
-		var want ExecuteParams
-		werr := json.Unmarshal(raw, &want)
-		got, gerr := decodeExecuteParams(raw)
-		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-			t.Fatalf("%s: error %v, json.Unmarshal's %v", s, gerr, werr)
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s:\n got %+v\nwant %+v", s, got, want)
-		}
-	})
-}
-
-// FuzzCanonical: appendCanonical writes the Encoder's bytes for every
-// Decoder gives.
-func FuzzDecodeFlat(f *testing.F) {
-	for _, s := range []string{`{"path":"small.txt","offset":-1.5e3,"limit":10,"x":true,"y":false,"z":null}`, `{"a":1,"a":"b"}`, `{"é":"\u00e9"}`, `{ "a" : "b" } `, `{"a":"b"} x`, `{"a":{}}`, "{\"a\":\"\xff\"}", `{}`, `{"":""}`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := decodeFlat([]byte(s))
-		if !ok {
-			return
-		}
-		d := json.NewDecoder(strings.NewReader(s))
-		d.UseNumber()
-		var want any
-		if err := d.Decode(&want); err != nil {
-			t.Fatalf("%s: decodeFlat took it, the Decoder fails: %v", s, err)
-		}
-		if !reflect.DeepEqual(any(got), want) {
-			t.Fatalf("%s:\n got %#v\nwant %#v", s, got, want)
-		}
-	})
-}
-
 // A piece of a result's after-answer work that panics is logged, and the
 // pieces after it still run: it runs outside the handler's recover, and a
-// quick Read's file closed there would otherwise leak.
+// piece left undone there would otherwise never run.
 func TestAfterReplyPanicIsLoggedAndTheRestRun(t *testing.T) {
 	var logged bytes.Buffer
 	ran := false

@@ -151,26 +151,10 @@ type call struct {
 	// canon is the canonical args (for the hash and the previews), once
 	// validation has decoded them.
 	canon []byte
-	// pre is the target quickRead opened, if it did: resolveTarget and
-	// the Read take it instead of resolving and opening again.
-	pre *preOpened
 	// decoded is the args as validation decoded them (numbers as
 	// json.Number), once it has: a tool reads its arguments from it
 	// rather than decoding the text again.
 	decoded any
-	// after is what a quick call leaves for after its answer (finish
-	// hands it to the result).
-	after []func()
-}
-
-// afterReply leaves f for once the call's answer is written; only a quick
-// call may (rpc runs it after writing the answer of a call it ran inline).
-func (c *call) afterReply(f func()) {
-	if c.pre == nil {
-		f()
-		return
-	}
-	c.after = append(c.after, f)
 }
 
 // canonicalArgs returns the canonical args, computing them if validation
@@ -212,18 +196,17 @@ type ticket struct {
 	sess   store.Session
 	absent bool
 	// p is the call's params, decoded once when its line was read (ids
-	// only when partial: a frontend's Arrive); pre is the file quickRead
-	// opened for it.
+	// only when partial: a frontend's Arrive).
 	p       ExecuteParams
 	partial bool
-	pre     *preOpened
 }
 
 // takeTicket runs on the read goroutine. It returns nil for a line
 // without ids, or whose session could not be read (execute then reports
 // the storage error).
 func (s *Server) takeTicket(raw json.RawMessage) *ticket {
-	p, err := decodeExecuteParams(raw)
+	var p ExecuteParams
+	err := json.Unmarshal(raw, &p)
 	if err != nil || p.SessionID == "" || p.ToolCallID == "" {
 		return nil
 	}
@@ -253,7 +236,6 @@ func (t *ticket) release() {
 	if t == nil {
 		return
 	}
-	t.pre.close()
 	if t.mutation {
 		t.rt.mut.release(t.n)
 	}
@@ -318,19 +300,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 		return nil, storageError("registering the call", errors.New("session lookup failed"))
 	}
 	sess := tk.sess
-	c := &call{s: s, p: p, sess: sess, args: p.Args, pre: tk.pre}
-	defer func() {
-		// What the call left for after its answer (a quick Read's file)
-		// goes with the result; if there is none to carry it (a panic, an
-		// error), it runs now.
-		if r, ok := out.(*ToolResult); ok && err == nil && r != nil {
-			return
-		}
-		for _, f := range c.after {
-			f()
-		}
-		c.after = nil
-	}()
+	c := &call{s: s, p: p, sess: sess, args: p.Args}
 	c.roots = sandbox.Roots{Workspace: sess.WorkspaceRoot, Scratch: c.scratchDir()}
 	a := &auditing{start: start}
 	// The call is registered so tools.cancel, turn.cancel, session.delete
@@ -446,7 +416,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	if redact.TooManyValues(c.args) {
 		return failResult(CodeInvalidArgument, "invalid arguments: args hold more than %d JSON values", redact.MaxValues)
 	}
-	decoded, err := c.decodeArgs()
+	decoded, err := decodeAny(c.args)
 	if err != nil {
 		return failResult(CodeInvalidArgument, "invalid arguments: args: %v", err)
 	}
@@ -555,8 +525,6 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	// resolve again and insist on the approved location (design section
 	// 4); the file operations then pin its directory themselves.
 	if a.prompted && c.hasTarget {
-		c.pre.close()
-		c.pre = nil
 		again, err := c.roots.Recheck(c.target)
 		if err != nil {
 			if req.Outside {
@@ -611,12 +579,9 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		}
 	}
 	bodyCtx := ctx
-	if t.Class == perms.ClassRead && c.pre == nil {
+	if t.Class == perms.ClassRead {
 		// Every tool has a timeout (design section 3): reads and searches
-		// too, so a Grep of a huge tree cannot run forever. A quick Read
-		// (quick.go) has its bound already, a file of at most a megabyte
-		// on a local disk, and no timer: arming one woke the poller's
-		// thread on every call (7 µs).
+		// too, so a Grep of a huge tree cannot run forever.
 		var cancel context.CancelFunc
 		bodyCtx, cancel = context.WithTimeout(ctx, readToolTimeout)
 		defer cancel()
@@ -746,7 +711,6 @@ func (s *Server) redactName(name string) string {
 // finish fills the envelope, commits the audit row and logs the timing
 // line. The row is committed before the response is written.
 func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResult) (any, error) {
-	res.after = append(res.after, c.after...)
 	res.log = s.log
 	res.ToolCallID = c.p.ToolCallID
 	res.TraceID = newID("tr_")
@@ -853,10 +817,6 @@ func (c *call) resolveTarget() *ToolResult {
 			return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace; give an absolute path inside the scratch directory", c.tool.Name)
 		}
 		p = "."
-	}
-	if c.pre != nil && c.pre.path == p {
-		c.target, c.hasTarget = c.pre.res, true
-		return nil
 	}
 	res, err := c.roots.Resolve(p)
 	switch {

@@ -62,7 +62,7 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 	if a.Limit <= 0 {
 		a.Limit = readDefaultLines
 	}
-	f, fi, err := c.openTarget()
+	f, fi, err := sandbox.OpenRegular(c.target)
 	switch {
 	case errors.Is(err, sandbox.ErrIsDir):
 		r := failResult(CodeInvalidArgument, "%s is a directory, not a file: use Glob with path %q to list its files", c.target.Display, c.target.Display)
@@ -75,13 +75,7 @@ func runRead(ctx context.Context, c *call) *ToolResult {
 	case err != nil:
 		return c.setPath(failResult(CodeToolFailed, "cannot read %s: %v", c.target.Display, err))
 	}
-	if c.pre != nil {
-		// A quick Read closes its file once its answer is written (5 µs
-		// of the round trip on the benchmark VM); see quick.go.
-		c.afterReply(func() { f.Close() })
-	} else {
-		defer f.Close()
-	}
+	defer f.Close()
 
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(f)

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"hostcore/perms"
-	"hostcore/sandbox"
 	"hostcore/sandbox/process"
 	"hostcore/store"
 )
@@ -66,12 +65,6 @@ type Config struct {
 	// off by default, so that a command runs as it would in the user's
 	// terminal.
 	BatchCommands bool
-	// Quiet, when set, says whether the connection has nothing under way
-	// (rpc.Server.Quiet), and Room how many bytes of answer can be written
-	// now without blocking (rpc.Server.Room); both are called only from
-	// Route, on the read goroutine (see quickRead).
-	Quiet func() bool
-	Room  func() int64
 }
 
 // Server holds hostcore's state for one connection.
@@ -146,8 +139,7 @@ func (s *Server) Route(name string, params json.RawMessage) (func(context.Contex
 	}
 	if name == "tools.execute" {
 		ticket := s.takeTicket(params)
-		quick := s.quickRead(ticket)
-		return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, quick
+		return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, false
 	}
 	m, ok := s.methods()[name]
 	if !ok {
@@ -312,8 +304,6 @@ type runtime struct {
 	failPrompts []string                  // the prompts in failures, oldest first
 	deleted     bool
 	shells      shellPins // the shell each recent turn pinned (bash.go)
-	// quick holds the workspace open for quick Reads (quick.go).
-	quick sandbox.QuickDir
 	// modeGate makes a switch into Plan or Goal and the calls those modes
 	// refuse one after the other: such a call holds it for reading from
 	// its last mode check to the end of its body, and the switch holds it
@@ -408,9 +398,6 @@ func (s *Server) dropRuntime(id string) *runtime {
 	defer s.mu.Unlock()
 	rt := s.sessions[id]
 	delete(s.sessions, id)
-	if rt != nil {
-		rt.quick.Close()
-	}
 	return rt
 }
 

@@ -12,12 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
-	"hostcore/handlers/jsonobj"
 	"hostcore/perms"
+	"hostcore/perms/redact"
 )
 
 //go:embed schemas/*.json
@@ -48,10 +47,7 @@ type toolDef struct {
 
 	schema     *jsonschema.Schema
 	schemaJSON json.RawMessage
-	// flat checks the common args of a simple schema without the
-	// validator (fastschema.go); nil when the schema says more.
-	flat *flatSchema
-	run  func(ctx context.Context, c *call) *ToolResult
+	run        func(ctx context.Context, c *call) *ToolResult
 	// preview is the card's text: head (the command, or the tool and the
 	// path) shown as it is, body (what a file gets) with its secrets
 	// hidden; nil: the redacted args.
@@ -166,7 +162,6 @@ func builtinTools() (*toolset, error) {
 			return nil, fmt.Errorf("tool %s has no schema in handlers/schemas", t.Name)
 		}
 		t.schema, t.schemaJSON = sc.schema, sc.doc
-		t.flat = newFlatSchema(sc.schema)
 		ts.add(t)
 	}
 	return ts, nil
@@ -184,9 +179,6 @@ func validateArgs(t *toolDef, args json.RawMessage) error {
 
 // validateValue is validateArgs for args already decoded by decodeAny.
 func validateValue(t *toolDef, v any) error {
-	if t.flat != nil && t.flat.accepts(v) {
-		return checkIntegers(t, v)
-	}
 	if err := t.schema.Validate(v); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
@@ -237,54 +229,4 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 
 // decodeAny decodes one JSON value as encoding/json does into an
 // interface{}, numbers as json.Number.
-func decodeAny(raw json.RawMessage) (any, error) {
-	if v, ok := decodeFlat(raw); ok {
-		return v, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// decodeFlat is decodeAny for the args most calls send: one object whose
-// names and strings hold no escape and whose values are strings, numbers,
-// booleans or null, read in one pass without reflection. Anything else is
-// left to decodeAny (false). FuzzDecodeFlat holds the two to the same
-// values.
-func decodeFlat(raw []byte) (map[string]any, bool) {
-	if len(raw) < 2 || raw[0] != '{' || !utf8.Valid(raw) || !json.Valid(raw) {
-		return nil, false
-	}
-	m := make(map[string]any, 4)
-	ok := jsonobj.Members(raw, func(quoted, val []byte) bool {
-		key, plain := jsonobj.Name(quoted)
-		if !plain {
-			return false
-		}
-		var v any
-		switch val[0] {
-		case '"':
-			if bytes.IndexByte(val, '\\') >= 0 {
-				return false
-			}
-			v = string(val[1 : len(val)-1])
-		case 't':
-			v = true
-		case 'f':
-			v = false
-		case 'n':
-			v = nil
-		case '{', '[':
-			return false
-		default:
-			v = json.Number(val)
-		}
-		m[string(key)] = v
-		return true
-	})
-	return m, ok
-}
+func decodeAny(raw json.RawMessage) (any, error) { return redact.Decode(raw) }

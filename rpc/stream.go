@@ -17,8 +17,6 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 	"golang.org/x/sys/unix"
-
-	"hostcore/handlers/jsonobj"
 )
 
 // MaxLine is the largest line accepted; a longer one is answered -32600 and
@@ -188,7 +186,8 @@ func appendID(dst []byte, id jsonrpc2.ID) []byte {
 	if !id.IsString {
 		return strconv.AppendUint(dst, id.Num, 10)
 	}
-	return jsonobj.AppendString(dst, id.Str)
+	b, _ := json.Marshal(id.Str) // a string always encodes
+	return append(dst, b...)
 }
 
 // Appender is a result that encodes itself, appending its JSON to dst
@@ -623,22 +622,24 @@ func (p probe) requestProblem() string {
 // member names are case-sensitive, and encoding/json's case-insensitive
 // struct matching would take {"JSONRPC":"2.0","ERROR":{}} for a reply. A
 // member given twice counts as its last. line must be one valid JSON
-// object (frame checks it first): the members are found in one pass
-// without decoding their values (a map of every member took a tenth of a
-// small call's CPU).
+// object (frame checks it first).
 func readProbe(line []byte) (probe, error) {
 	p := probe{line: line}
-	var bad error
-	ok := jsonobj.Members(line, func(quoted, val []byte) bool {
-		key, plain := jsonobj.Name(quoted)
-		if !plain {
-			var name string
-			if bad = json.Unmarshal(quoted, &name); bad != nil {
-				return false
-			}
-			key = []byte(name)
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return probe{}, errors.New("malformed object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return probe{}, err
 		}
-		switch string(key) {
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return probe{}, err
+		}
+		switch key {
 		case "jsonrpc":
 			p.JSONRPC = nil
 			if v, ok := plainString(val); ok {
@@ -655,13 +656,6 @@ func readProbe(line []byte) (probe, error) {
 		case "error":
 			p.Error = val
 		}
-		return true
-	})
-	if !ok {
-		if bad == nil {
-			bad = errors.New("malformed object")
-		}
-		return probe{}, bad
 	}
 	return p, nil
 }
