@@ -172,84 +172,12 @@ func (c *call) scratchDir() string { return scratch.Dir(c.s.cfg.DataDir, c.sess.
 // ensureScratch creates the scratch dir lazily (design section 4b).
 func (c *call) ensureScratch() error { return scratch.Ensure(c.scratchDir()) }
 
-// ticket is what a call takes on the read goroutine the moment its line is
-// read: its registration in the session's running calls (so a tools.cancel
-// or turn.cancel on a later line finds it even before it has started) and,
-// for a Write/Edit, its place in the session's mutation order.
-type ticket struct {
-	rt       *runtime
-	id       string
-	entry    *running // nil when the id was already running (dup)
-	dup      bool
-	mutation bool
-	n        uint64
-	// tool is the definition the line named when it was read: a
-	// plugins.register on a later line must not change an earlier call's
-	// tool, schema or risk (nil: unknown when read).
-	tool     *toolDef
-	permMode string // the effective permission mode when the line was read
-	// sess is the session as it was when the line was read: its operating
-	// mode and delegate definitions judge the call, not those a later
-	// approval.resolve or session.configure line set (design section 10:
-	// nothing bypasses the matrix). absent: no such session then, and a
-	// session.create on a later line does not make one for this call.
-	sess   store.Session
-	absent bool
-	// p is the call's params, decoded once when its line was read (ids
-	// only when partial: a frontend's Arrive).
-	p       ExecuteParams
-	partial bool
-}
-
-// takeTicket runs on the read goroutine. It returns nil for a line
-// without ids, or whose session could not be read (execute then reports
-// the storage error).
-func (s *Server) takeTicket(raw json.RawMessage) *ticket {
-	var p ExecuteParams
-	err := json.Unmarshal(raw, &p)
-	if err != nil || p.SessionID == "" || p.ToolCallID == "" {
-		return nil
-	}
-	// Only a real session gets a queue: ids a client makes up must not grow
-	// memory. The lookup is served from the session cache.
-	sess, err := s.store.GetSession(context.Background(), p.SessionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return &ticket{id: p.ToolCallID, absent: true, p: p}
-	}
-	if err != nil {
-		return nil
-	}
-	rt := s.runtime(p.SessionID)
-	tk := &ticket{rt: rt, id: p.ToolCallID, sess: sess, p: p}
-	if global, err := s.globalMode(context.Background()); err == nil {
-		tk.permMode = perms.Effective(sess.PermissionMode, global)
-	}
-	tk.entry, tk.dup = rt.register(p.ToolCallID, p.TurnID)
-	tk.tool = s.tools.get(p.ToolName)
-	if t := tk.tool; t != nil && t.Mutation {
-		tk.mutation, tk.n = true, rt.mut.take()
-	}
-	return tk
-}
-
-func (t *ticket) release() {
-	if t == nil {
-		return
-	}
-	if t.mutation {
-		t.rt.mut.release(t.n)
-	}
-	if t.entry != nil {
-		t.rt.unregister(t.id, t.entry)
-	}
-}
-
 // maxIdentBytes bounds the identifiers of a tools.execute.
 const maxIdentBytes = 512
 
 // execute is tools.execute: the one path every tool call takes.
 func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (out any, err error) {
-	defer tk.release()
+	defer s.releaseTicket(tk)
 	start := time.Now()
 	var p ExecuteParams
 	if tk != nil && !tk.partial {
@@ -287,17 +215,17 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 		// Its release, deferred first and so run last, takes the id out of
 		// the registry only once finish has committed it to the store.
 		tk = s.takeTicket(raw)
-		defer tk.release()
-	}
-	if tk != nil && tk.absent {
-		return nil, appError(CodeSessionNotFound, "session %q not found", p.SessionID)
+		defer s.releaseTicket(tk)
 	}
 	if tk == nil {
-		// The session could not be read when the line was: say why.
-		if _, err := s.loadSession(bctx, p.SessionID); err != nil {
-			return nil, err
-		}
-		return nil, storageError("registering the call", errors.New("session lookup failed"))
+		return nil, invalidParams("invalid params: sessionId and toolCallId are required")
+	}
+	<-tk.looked
+	switch {
+	case tk.absent:
+		return nil, appError(CodeSessionNotFound, "session %q not found", p.SessionID)
+	case tk.lookupErr != nil:
+		return nil, storageError("looking up session", tk.lookupErr)
 	}
 	sess := tk.sess
 	c := &call{s: s, p: p, sess: sess, args: p.Args}

@@ -122,6 +122,7 @@ func (s *Server) Execute(ctx context.Context, p ExecuteParams) (*ToolResult, err
 // mutations is taken then, whatever order the frontend's goroutines run
 // in afterwards. It is run once with ExecuteArrival, or dropped.
 type Arrival struct {
+	s  *Server
 	p  ExecuteParams
 	tk *ticket
 }
@@ -136,7 +137,7 @@ func (s *Server) Arrive(p ExecuteParams) *Arrival {
 	if tk != nil {
 		tk.partial = true // execute decodes the params with their args
 	}
-	return &Arrival{p: p, tk: tk}
+	return &Arrival{s: s, p: p, tk: tk}
 }
 
 // ExecuteArrival runs a registered call with its args, as Execute does.
@@ -159,7 +160,7 @@ func (s *Server) ExecuteArrival(ctx context.Context, a *Arrival, args json.RawMe
 
 // Drop gives up a registered call that will not run: the mutations after
 // it do not wait for it.
-func (a *Arrival) Drop() { a.tk.release() }
+func (a *Arrival) Drop() { a.s.releaseTicket(a.tk) }
 
 // AbortArrival ends a registered call that will never run (its frontend
 // is closing) the way a native call read as shutdown begins ends: as
