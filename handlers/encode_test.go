@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"hostcore/handlers/tools"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -20,11 +21,11 @@ func TestToolResultEncoding(t *testing.T) {
 	for _, r := range []*ToolResult{
 		{},
 		okResult("hello\n\tworld <b> & \"q\" \\ \x00\x1f\x7f \u2028\u2029 é \xff\xfe end"),
-		failResult(CodeToolDenied, "denied %s", "x"),
+		failResult(tools.CodeToolDenied, "denied %s", "x"),
 		{ToolCallID: "c", TraceID: "tr", OK: true, Content: []Content{{Type: "text", Text: "a"}, {Type: "text", Text: "b"}},
-			Details: ReadDetails{TotalLines: &total, StartLine: 1, EndLine: 2, Truncated: true}, Root: "workspace", Path: "a/b.txt",
+			Details: tools.ReadDetails{TotalLines: &total, StartLine: 1, EndLine: 2, Truncated: true}, Root: "workspace", Path: "a/b.txt",
 			Decision: "auto-allow", Timing: Timing{Prompted: true, PermissionWaitMs: 1, DurationMs: 2, OverheadMs: 3, TotalMs: 6}},
-		{Details: ReadDetails{}, Review: &ReviewChange{Version: 1, Hunks: []DiffHunk{{Lines: []string{"+x"}}}}, Terminate: true, AuditError: "disk <full>"},
+		{Details: tools.ReadDetails{}, Review: &tools.ReviewChange{Version: 1, Hunks: []tools.DiffHunk{{Lines: []string{"+x"}}}}, Terminate: true, AuditError: "disk <full>"},
 		{Details: map[string]any{"a": []int{1}, "b": "<x>"}},
 		{Details: json.RawMessage(`{"z": 1,  "a":2}`)},
 	} {

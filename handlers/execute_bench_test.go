@@ -30,11 +30,7 @@ func BenchmarkReadExecute(b *testing.B) {
 
 // BenchmarkValidateArgs is the schema check of a small Read.
 func BenchmarkValidateArgs(b *testing.B) {
-	ts, err := builtinTools()
-	if err != nil {
-		b.Fatal(err)
-	}
-	t := ts.get("Read")
+	t := newTestServer(&testing.T{}, &fakeClient{}).tools.Get("Read")
 	args := json.RawMessage(`{"path":"small.txt","offset":3,"limit":10}`)
 	for i := 0; i < b.N; i++ {
 		if err := validateArgs(t, args); err != nil {

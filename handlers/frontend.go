@@ -95,14 +95,14 @@ func (s *Server) FrontendTools(ctx context.Context, sessionID string) ([]Fronten
 	infos, _ := s.visibleTools(sess, "")
 	var out []FrontendTool
 	for _, info := range infos {
-		t := s.tools.get(info.Name)
+		t := s.tools.Get(info.Name)
 		if t == nil || t.Name == "BrowserPreview" {
 			continue
 		}
 		switch t.Class {
 		case perms.ClassRead, perms.ClassEdit, perms.ClassExec:
 			out = append(out, FrontendTool{
-				Name: t.Name, Description: t.Description, InputSchema: t.schemaJSON,
+				Name: t.Name, Description: t.Description, InputSchema: t.SchemaJSON,
 				ReadOnly: t.Class == perms.ClassRead, Destructive: t.Class != perms.ClassRead,
 			})
 		}
@@ -181,7 +181,7 @@ func (s *Server) AbortArrival(a *Arrival) {
 // one, or "" when none does. A frontend that cannot show cards says it in
 // its fail-closed message.
 func (s *Server) ModeWithoutCard(toolName, reason string) string {
-	t := s.tools.get(toolName)
+	t := s.tools.Get(toolName)
 	if t == nil {
 		return ""
 	}

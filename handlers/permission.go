@@ -78,10 +78,10 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 // are. What a Write or an Edit puts in a file loses its secrets
 // (redactCard): it runs, if ever, under a card of its own.
 func (c *call) cardPreview() string {
-	if c.tool.preview == nil {
+	head, body, ok := c.tool.Preview(c.toolCall(), c.typed)
+	if !ok {
 		return redact.CardJSON(string(c.canonicalArgs()), redact.CardPreviewMax)
 	}
-	head, body := c.tool.preview(c)
 	if c.tool.Name == "Bash" {
 		// Whole, however long (it is at most maxCommandBytes, and
 		// escaping at most quadruples it): text padded past a cut would

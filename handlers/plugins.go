@@ -14,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/perms/redact"
 )
@@ -93,7 +94,7 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 		// Registering replaces a plugin's tools: one that no longer holds
 		// the grant keeps none of those it registered with it.
 		msg := fmt.Sprintf("plugin %q lacks the %s grant; no tool was registered", p.PluginID, pluginGrant)
-		if n := s.tools.dropPlugin(p.PluginID); n > 0 {
+		if n := s.tools.DropPlugin(p.PluginID); n > 0 {
 			msg += fmt.Sprintf(", and the %d it had registered were withdrawn", n)
 		}
 		return map[string]any{"tools": []string{}, "message": msg}, nil
@@ -102,7 +103,7 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 		return nil, invalidParams("invalid params: %d tools; a plugin registers at most %d", len(p.Tools), pluginToolsMax)
 	}
 	safe := pluginSafe(p.PluginID)
-	defs := make([]*toolDef, 0, len(p.Tools))
+	defs := make([]*tools.Def, 0, len(p.Tools))
 	schemaBytes := 0
 	names := make([]string, 0, len(p.Tools))
 	seen := map[string]bool{}
@@ -115,7 +116,7 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 			return nil, invalidParams("invalid params: tools[%d]: %s is registered twice", i, exposed)
 		}
 		seen[exposed] = true
-		if old := s.tools.get(exposed); old != nil && old.PluginID != p.PluginID {
+		if old := s.tools.Get(exposed); old != nil && old.PluginID != p.PluginID {
 			return nil, invalidParams("invalid params: tools[%d]: %s is already registered by plugin %q", i, exposed, old.PluginID)
 		}
 		doc := []byte(t.InputSchema)
@@ -148,46 +149,24 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 			desc = fmt.Sprintf("Tool %s of plugin %s.", t.Name, p.PluginID)
 		}
 		if len(desc) > pluginDescriptionMax {
-			desc = cutAt(desc, pluginDescriptionMax) + "…"
+			desc = tools.CutAt(desc, pluginDescriptionMax) + "…"
 		}
-		defs = append(defs, &toolDef{
-			Name: exposed, Class: perms.ClassPlugin, Risk: risk, Description: desc,
-			Deferred: true, Modes: []string{perms.OpAgent},
-			// High-risk tools are unavailable without a session project
-			// (design section 4b).
-			NeedsWorkspace: risk == perms.RiskHigh,
-			schema:         sc, schemaJSON: json.RawMessage(compact.Bytes()),
-			run:      runPlugin(p.PluginID, t.Name, pluginTimeout),
-			PluginID: p.PluginID, PluginTool: t.Name,
-		})
+		d := tools.Tool[json.RawMessage, json.RawMessage]{
+			Spec: tools.Spec{Name: exposed, Class: perms.ClassPlugin, Risk: risk, Description: desc,
+				Deferred: true, Modes: []string{perms.OpAgent},
+				// High-risk tools are unavailable without a session project
+				// (design section 4b).
+				NeedsWorkspace: risk == perms.RiskHigh,
+				PluginID:       p.PluginID, PluginTool: t.Name},
+			Run: runPlugin(p.PluginID, t.Name, s.pluginTimeout),
+		}.Def()
+		d.Schema, d.SchemaJSON = sc, json.RawMessage(compact.Bytes())
+		defs = append(defs, d)
 		names = append(names, exposed)
 	}
-	s.tools.mu.Lock()
-	s.tools.dropPluginLocked(p.PluginID)
-	for _, d := range defs {
-		s.tools.byName[d.Name] = d
-	}
-	s.tools.mu.Unlock()
+	s.tools.ReplacePlugin(p.PluginID, defs)
 	s.log.Info("plugin tools registered", "pluginId", p.PluginID, "tools", names)
 	return map[string]any{"tools": names}, nil
-}
-
-// dropPlugin withdraws every tool of a plugin and says how many there were.
-func (ts *toolset) dropPlugin(id string) int {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return ts.dropPluginLocked(id)
-}
-
-func (ts *toolset) dropPluginLocked(id string) int {
-	n := 0
-	for name, t := range ts.byName {
-		if t.PluginID == id {
-			delete(ts.byName, name)
-			n++
-		}
-	}
-	return n
 }
 
 // unreadable reports characters a name shown to a model or a person must
@@ -235,34 +214,37 @@ func compilePluginSchema(name string, doc []byte) (*jsonschema.Schema, error) {
 
 // pluginReply is the client's answer to plugin.invoke.
 type pluginReply struct {
-	Content *[]Content      `json:"content"` // required (PROTOCOL section 5)
-	IsError bool            `json:"isError"`
-	Details json.RawMessage `json:"details"`
+	Content *[]tools.Content `json:"content"` // required (PROTOCOL section 5)
+	IsError bool             `json:"isError"`
+	Details json.RawMessage  `json:"details"`
 }
 
 // runPlugin runs a plugin tool by asking the client (design section 11):
 // by the time it runs the envelope has validated the args against the
 // registered schema and applied the mode matrix and permission policy.
-func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Context, c *call) *ToolResult {
-	return func(ctx context.Context, c *call) *ToolResult {
+// The args go to the client as they came; its details come back as they
+// are, when small enough.
+func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Context, c *tools.Call, args json.RawMessage) (tools.Out[json.RawMessage], error) {
+	return func(ctx context.Context, c *tools.Call, args json.RawMessage) (tools.Out[json.RawMessage], error) {
+		var none tools.Out[json.RawMessage]
 		tctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var reply pluginReply
-		err := c.s.client.Call(tctx, "plugin.invoke", map[string]any{
-			"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "pluginId": pluginID, "toolName": tool, "args": c.args,
+		err := c.Host.Request(tctx, "plugin.invoke", map[string]any{
+			"sessionId": c.SessionID, "toolCallId": c.ToolCallID, "pluginId": pluginID, "toolName": tool, "args": args,
 		}, &reply)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return aborted(ctx)
+			return none, tools.ErrAborted
 		case err != nil && tctx.Err() != nil:
-			return failResult(CodeToolTimeout, "plugin tool %s did not answer within %s", c.tool.Name, timeout)
+			return none, tools.Fail(tools.CodeToolTimeout, "plugin tool %s did not answer within %s", c.Name, timeout)
 		case err != nil:
-			return failResult(CodeToolFailed, "plugin tool %s failed: %s", c.tool.Name, replyErrorText(err))
+			return none, tools.Fail(tools.CodeToolFailed, "plugin tool %s failed: %s", c.Name, replyErrorText(err))
 		case reply.Content == nil:
 			// {"foo":1} or null was taken for an empty success.
-			return failResult(CodeToolFailed, "plugin tool %s failed: its reply is malformed: content is required (an array of {type, text})", c.tool.Name)
+			return none, tools.Fail(tools.CodeToolFailed, "plugin tool %s failed: its reply is malformed: content is required (an array of {type, text})", c.Name)
 		}
-		content := make([]Content, 0, len(*reply.Content))
+		content := make([]tools.Content, 0, len(*reply.Content))
 		budget := pluginOutputMax
 		for _, b := range *reply.Content {
 			if b.Type == "" {
@@ -271,40 +253,33 @@ func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Co
 			if b.Type != "text" {
 				// Only text reaches the model (PROTOCOL section 5: {type,
 				// text}); an image's data was dropped without a word.
-				b.Type, b.Text = "text", fmt.Sprintf("[a block of type %q from the plugin, not shown: only text is passed on]", redact.EscapeText(cutAt(b.Type, 64)))
+				b.Type, b.Text = "text", fmt.Sprintf("[a block of type %q from the plugin, not shown: only text is passed on]", redact.EscapeText(tools.CutAt(b.Type, 64)))
 			}
 			if len(b.Text) > budget {
-				b.Text = cutAt(b.Text, budget) + "\n…[output cut]"
+				b.Text = tools.CutAt(b.Text, budget) + "\n…[output cut]"
 				content = append(content, b)
 				break
 			}
 			budget -= len(b.Text)
 			content = append(content, b)
 		}
-		r := &ToolResult{OK: !reply.IsError, Content: content}
-		if reply.IsError {
-			r.IsError, r.ErrorCode = true, CodeToolFailed
-			r.Message = "plugin tool " + c.tool.Name + " reported an error"
-			if len(content) > 0 && content[0].Text != "" {
-				r.Message = redact.Preview(content[0].Text, redact.PreviewMax)
-			}
-		}
+		var details json.RawMessage
 		if d := bytes.TrimSpace(reply.Details); len(d) > 0 && string(d) != "null" && len(d) <= pluginDetailsMax {
-			r.Details = json.RawMessage(d)
+			details = d
 		}
-		return r
+		if reply.IsError {
+			msg := "plugin tool " + c.Name + " reported an error"
+			if len(content) > 0 && content[0].Text != "" {
+				msg = redact.Preview(content[0].Text, redact.PreviewMax)
+			}
+			f := &tools.Failure{Code: tools.CodeToolFailed, Message: msg, Content: content}
+			if details != nil {
+				f.Details = details
+			}
+			return none, f
+		}
+		return tools.Out[json.RawMessage]{Content: content, Details: details}, nil
 	}
-}
-
-// cutAt cuts s to at most n bytes at a UTF-8 boundary.
-func cutAt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }
 
 // replyErrorText says why a plugin call failed: an error the client sent,

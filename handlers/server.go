@@ -1,7 +1,3 @@
-// Package handlers implements hostcore's methods: lifecycle and settings,
-// sessions, the tools.execute envelope and every tool. Each method family
-// or tool has its own file; policy lives in perms, containment and
-// processes in sandbox, persistence in store.
 package handlers
 
 import (
@@ -18,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/sandbox/process"
 	"hostcore/store"
@@ -77,9 +74,11 @@ type Server struct {
 	client      Client
 	log         *slog.Logger
 	grants      perms.Grants
-	tools       *toolset
+	tools       *tools.Registry
 	slots       chan struct{} // global mutation slots
 	warm        *process.Warm // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
+	// pluginTimeout bounds every plugin call (pluginTimeout; tests shorten it).
+	pluginTimeout time.Duration
 
 	mu        sync.Mutex
 	sessions  map[string]*runtime // in-memory state per session id
@@ -95,17 +94,18 @@ func New(cfg Config, st *store.Store, client Client, log *slog.Logger) (*Server,
 	if cfg.MutationSlots <= 0 {
 		cfg.MutationSlots = 4
 	}
-	ts, err := builtinTools()
-	if err != nil {
+	s := &Server{
+		cfg: cfg, store: st, client: client, log: log,
+		slots:         make(chan struct{}, cfg.MutationSlots),
+		sessions:      map[string]*runtime{},
+		pluginTimeout: pluginTimeout,
+	}
+	var err error
+	if s.tools, err = s.builtinTools(); err != nil {
 		return nil, err
 	}
-	s := &Server{
-		cfg: cfg, store: st, client: client, log: log, tools: ts,
-		slots:    make(chan struct{}, cfg.MutationSlots),
-		sessions: map[string]*runtime{},
-	}
 	if cfg.WarmReaper {
-		s.warm = process.NewWarm(bashWarmIdle)
+		s.warm = process.NewWarm(tools.BashWarmIdle)
 	}
 	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 )
 
@@ -102,7 +103,7 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 				return nil, invalidParams("invalid params: defaultCommandShell must be a string or null")
 			}
 			if !shellAvailable(id) {
-				return nil, appError(CodeShellInvalid, "shell %q is unknown or not available on this platform", id)
+				return nil, appError(tools.CodeShellInvalid, "shell %q is unknown or not available on this platform", id)
 			}
 			changes[keyDefaultShell] = &id
 		}

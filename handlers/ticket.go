@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/store"
 )
@@ -29,7 +30,7 @@ type ticket struct {
 	// tool is the definition the line named when it was read: a
 	// plugins.register on a later line must not change an earlier call's
 	// tool, schema or risk (nil: unknown when read).
-	tool *toolDef
+	tool *tools.Def
 	// p is the call's params, decoded once when its line was read (ids
 	// only when partial: a frontend's Arrive).
 	p       ExecuteParams
@@ -55,7 +56,7 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	if err := json.Unmarshal(raw, &p); err != nil || p.SessionID == "" || p.ToolCallID == "" {
 		return nil
 	}
-	tk := &ticket{id: p.ToolCallID, p: p, tool: s.tools.get(p.ToolName), looked: make(chan struct{})}
+	tk := &ticket{id: p.ToolCallID, p: p, tool: s.tools.Get(p.ToolName), looked: make(chan struct{})}
 	s.mu.Lock()
 	tk.rt = s.runtimeLocked(p.SessionID)
 	tk.entry, tk.dup = tk.rt.register(p.ToolCallID, p.TurnID)
