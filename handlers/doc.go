@@ -49,7 +49,7 @@
 // (tools.Registry) holds the built-in tools and those plugins register.
 // The mode tools are the session's state machine and are declared here,
 // beside the session methods, as typed tools of the same registry; a
-// plugin's tool is a Tool[json.RawMessage, json.RawMessage] whose body asks
-// the client. A body reaches hostcore only through tools.Host, which the
+// plugin's tool (tools.Plugin) is a Tool[json.RawMessage, json.RawMessage]
+// whose body asks the client. A body reaches hostcore only through tools.Host, which the
 // envelope's call implements.
 package handlers

@@ -264,7 +264,7 @@ func (s *Server) checkCall(ctx context.Context, c *call, a *auditing, t *tools.D
 	c.canon = redact.CanonicalValue(decoded, c.args)
 	c.decoded = decoded
 	if c.typed, err = t.Decode(c.args); err != nil {
-		return failResult(tools.CodeInvalidArgument, "invalid arguments: args: %s", jsonErrorText(err))
+		return failResult(tools.CodeInvalidArgument, "invalid arguments: args: %s", tools.JSONErrorText(err))
 	}
 	if t.NeedsWorkspace && c.sess.WorkspaceRoot == "" {
 		if c.plainlyOutside() {

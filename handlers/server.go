@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -211,7 +209,7 @@ func decode(params json.RawMessage, v any) error {
 		params = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(params, v); err != nil {
-		return invalidParams("invalid params: %s", jsonErrorText(err))
+		return invalidParams("invalid params: %s", tools.JSONErrorText(err))
 	}
 	return nil
 }
@@ -231,7 +229,7 @@ func decodeStrict(params json.RawMessage, v any) error {
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return invalidParams("invalid params: unknown member %s; this method takes %s", name, strings.Join(jsonFields(v), ", "))
 		}
-		return invalidParams("invalid params: %s", jsonErrorText(err))
+		return invalidParams("invalid params: %s", tools.JSONErrorText(err))
 	}
 	return nil
 }
@@ -246,45 +244,6 @@ func jsonFields(v any) []string {
 		}
 	}
 	return names
-}
-
-// jsonErrorText says what is wrong with a decoded value in the client's
-// terms (JSON kinds and member names), never Go's type names.
-func jsonErrorText(err error) string {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return err.Error()
-	}
-	if te.Field == "" {
-		return "the value must be " + jsonKind(te.Type)
-	}
-	return fmt.Sprintf("field %q must be %s", te.Field, jsonKind(te.Type))
-}
-
-// jsonKind names the JSON kind a Go type is decoded from.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == reflect.TypeFor[json.RawMessage]() {
-		return "a JSON value"
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer in range"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	}
-	return "of another kind"
 }
 
 func newID(prefix string) string {
