@@ -30,9 +30,9 @@ func (s *Server) modeTools() []*tools.Def {
 		return tools.Tool[struct{}, modeDetails]{
 			Spec: tools.Spec{Name: name, Class: perms.ClassControl, Risk: perms.RiskLow, Description: desc,
 				Modes: agentOnly, NeedsWorkspace: true, AloneInBatch: true},
-			Precheck: func(ctx context.Context, tc *tools.Call, _ struct{}) error { return s.callOf(tc).enterPrecheck() },
+			Precheck: func(ctx context.Context, tc *tools.Call, _ struct{}) error { return callOf(tc).enterPrecheck() },
 			Run: func(ctx context.Context, tc *tools.Call, _ struct{}) (tools.Out[modeDetails], error) {
-				return s.callOf(tc).enterMode(ctx, to)
+				return callOf(tc).enterMode(ctx, to)
 			},
 		}.Def()
 	}
@@ -41,10 +41,10 @@ func (s *Server) modeTools() []*tools.Def {
 			Spec: tools.Spec{Name: name, Class: perms.ClassControl, Risk: perms.RiskLow, Description: desc,
 				Modes: []string{kind}, NeedsWorkspace: true, AloneInBatch: true},
 			Precheck: func(ctx context.Context, tc *tools.Call, _ submitArgs) error {
-				return s.callOf(tc).submitModeCheck(ctx, kind)
+				return callOf(tc).submitModeCheck(ctx, kind)
 			},
 			Run: func(ctx context.Context, tc *tools.Call, a submitArgs) (tools.Out[submitDetails], error) {
-				return s.callOf(tc).submit(ctx, kind, a)
+				return callOf(tc).submit(ctx, kind, a)
 			},
 		}.Def()
 	}

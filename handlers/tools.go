@@ -54,7 +54,7 @@ func (c *call) toolCall() *tools.Call {
 
 // callOf is the envelope's call behind a tool's call (the mode tools,
 // which are the session's).
-func (s *Server) callOf(tc *tools.Call) *call { return tc.Host.(*call) }
+func callOf(tc *tools.Call) *call { return tc.Host.(*call) }
 
 // The call is its body's tools.Host.
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"hostcore/perms"
 	"hostcore/perms/redact"
@@ -79,4 +80,10 @@ func runBrowserPreview(ctx context.Context, c *Call, a BrowserPreviewArgs) (Out[
 		"sessionId": c.SessionID, "path": res.Display, "absPath": res.Abs,
 	})
 	return Out[BrowserPreviewDetails]{Text: "Opened " + res.Display + " in the Browser panel.", Details: BrowserPreviewDetails{AbsPath: res.Abs}}, nil
+}
+
+// NamesDirectory says p ends in a way that only a directory can: a slash,
+// or a slash and "." or "..".
+func NamesDirectory(p string) bool {
+	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") || p == "." || p == ".."
 }

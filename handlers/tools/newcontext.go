@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"hostcore/perms"
-	"strings"
 )
 
 // NewContext is the new_context tool. It changes nothing: compaction is
@@ -22,10 +21,4 @@ const newContextDescription = "Start a new context window at the next turn bound
 // NewContextDetails are new_context's details.
 type NewContextDetails struct {
 	Compact string `json:"compact"`
-}
-
-// NamesDirectory says p ends in a way that only a directory can: a slash,
-// or a slash and "." or "..".
-func NamesDirectory(p string) bool {
-	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") || p == "." || p == ".."
 }
