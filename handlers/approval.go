@@ -21,7 +21,7 @@ import (
 // still be rejected. The state change and the mode change are one
 // transaction, so an approval is settled exactly once.
 func (s *Server) approvalResolve(ctx context.Context, raw json.RawMessage) (any, error) {
-	s.lookups.wait() // calls read before this line are judged as things stood then (ticket.go)
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		SessionID  string `json:"sessionId"`
 		ApprovalID string `json:"approvalId"`

@@ -13,10 +13,10 @@
 //  1. On the read goroutine (ticket.go): the params are decoded once, the
 //     call is registered in its session's running calls and, for a
 //     Write or Edit, takes its place in the session's mutation order. No
-//     store is read there; the session and the permission mode in force
-//     are looked up on a goroutine of their own, and the configuring
-//     methods wait for those lookups, so a call is judged as things stood
-//     when its line was read.
+//     store is read there: the session and the permission mode in force
+//     are looked up by the call's own goroutine, and a configuring method
+//     first completes the lookups of the calls read before it, so a call
+//     is judged as things stood when its line was read.
 //  2. execute.go: the identifiers are checked; an id that ran before is
 //     refused.
 //  3. decideAndRun: the operating-mode matrix and the delegate's rights

@@ -133,7 +133,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	if tk == nil {
 		return nil, invalidParams("invalid params: sessionId and toolCallId are required")
 	}
-	<-tk.looked
+	s.lookUp(tk)
 	switch {
 	case tk.absent:
 		return nil, appError(tools.CodeSessionNotFound, "session %q not found", p.SessionID)

@@ -77,7 +77,7 @@ func (s *Server) loadSession(ctx context.Context, id string) (store.Session, err
 func validMode(m string) bool { return m == perms.OpAgent || m == perms.OpPlan || m == perms.OpGoal }
 
 func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, error) {
-	s.lookups.wait() // calls read before this line are judged as things stood then (ticket.go)
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		SessionID      string  `json:"sessionId"`
 		WorkspaceRoot  *string `json:"workspaceRoot"`
@@ -195,7 +195,7 @@ func (s *Server) sessionList(ctx context.Context, raw json.RawMessage) (any, err
 }
 
 func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any, error) {
-	s.lookups.wait() // calls read before this line are judged as things stood then (ticket.go)
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		SessionID      string          `json:"sessionId"`
 		PermissionMode *string         `json:"permissionMode"`
@@ -241,7 +241,7 @@ func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any
 }
 
 func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, error) {
-	s.lookups.wait() // calls read before this line are judged as things stood then (ticket.go)
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		SessionID string `json:"sessionId"`
 	}

@@ -77,7 +77,7 @@ func (s *Server) settingsGet(ctx context.Context, raw json.RawMessage) (any, err
 // one transaction: a request answered with an error changes nothing (a
 // rejected shell must not leave the mode switched to auto behind it).
 func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, error) {
-	s.lookups.wait() // calls read before this line are judged as things stood then (ticket.go)
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		DefaultPermissionMode *string         `json:"defaultPermissionMode"`
 		DefaultCommandShell   json.RawMessage `json:"defaultCommandShell"`

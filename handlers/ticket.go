@@ -15,11 +15,12 @@ import (
 // read: its registration in the session's running calls (so a tools.cancel
 // or turn.cancel on a later line finds it even before it has started) and,
 // for a Write/Edit, its place in the session's mutation order. Taking it
-// reads nothing from the store: the read goroutine never waits on SQLite.
-// The session and the permission mode are read on a goroutine of their
-// own (lookup), and the configuring methods, which change them, wait for
-// the lookups of the calls read before them (lookups.wait): a call is
-// judged as things stood when its line was read.
+// reads nothing from the store: the read goroutine never waits on SQLite
+// for a call. The session and the permission mode are read by the call's
+// own goroutine (lookUp); a configuring method, which may change them,
+// first completes the lookups of the calls read before it
+// (settleLookups), so a call is judged as things stood when its line was
+// read.
 type ticket struct {
 	rt       *runtime
 	id       string
@@ -36,8 +37,9 @@ type ticket struct {
 	p       ExecuteParams
 	partial bool
 
-	// looked is closed once lookup has filled what follows.
-	looked chan struct{}
+	// looked makes the lookup happen once, by whichever needs it first:
+	// the call, or a configuring method read after it.
+	looked sync.Once
 	// sess is the session as it was when the line was read: its operating
 	// mode and delegate definitions judge the call, not those a later
 	// approval.resolve or session.configure line set (design section 10:
@@ -56,7 +58,7 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	if err := json.Unmarshal(raw, &p); err != nil || p.SessionID == "" || p.ToolCallID == "" {
 		return nil
 	}
-	tk := &ticket{id: p.ToolCallID, p: p, tool: s.tools.Get(p.ToolName), looked: make(chan struct{})}
+	tk := &ticket{id: p.ToolCallID, p: p, tool: s.tools.Get(p.ToolName)}
 	s.mu.Lock()
 	tk.rt = s.runtimeLocked(p.SessionID)
 	tk.entry, tk.dup = tk.rt.register(p.ToolCallID, p.TurnID)
@@ -64,15 +66,19 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 		tk.mutation, tk.n = true, tk.rt.mut.take()
 	}
 	s.mu.Unlock()
-	s.lookups.start()
-	go s.lookup(tk)
+	s.lookups.add(tk)
 	return tk
 }
 
-// lookup reads the call's session and the permission mode in force.
-func (s *Server) lookup(tk *ticket) {
-	defer s.lookups.done()
-	defer close(tk.looked)
+// lookUp reads the call's session and the permission mode in force, once.
+func (s *Server) lookUp(tk *ticket) {
+	tk.looked.Do(func() {
+		defer s.lookups.remove(tk)
+		tk.lookUp(s)
+	})
+}
+
+func (tk *ticket) lookUp(s *Server) {
 	ctx := context.Background()
 	sess, err := s.store.GetSession(ctx, tk.p.SessionID)
 	switch {
@@ -101,42 +107,45 @@ func (s *Server) releaseTicket(t *ticket) {
 	}
 	// Ids a client makes up must not grow memory: the state kept for a
 	// session that does not exist goes once nothing of it is under way.
-	<-t.looked
+	s.lookUp(t)
 	if t.absent || t.lookupErr != nil {
 		s.forgetIdle(t.p.SessionID, t.rt)
 	}
 }
 
-// lookups counts the session lookups under way for calls already read.
+// lookups are the tickets whose session is not looked up yet.
 type lookups struct {
-	mu   sync.Mutex
-	n    int
-	idle *sync.Cond
+	mu      sync.Mutex
+	pending map[*ticket]struct{}
 }
 
-func (l *lookups) start() {
-	l.mu.Lock()
-	l.n++
-	l.mu.Unlock()
-}
-
-func (l *lookups) done() {
-	l.mu.Lock()
-	if l.n--; l.n == 0 && l.idle != nil {
-		l.idle.Broadcast()
-	}
-	l.mu.Unlock()
-}
-
-// wait returns once every lookup started before it has ended. The
-// configuring methods call it before they change a session or a setting.
-func (l *lookups) wait() {
+func (l *lookups) add(tk *ticket) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.idle == nil {
-		l.idle = sync.NewCond(&l.mu)
+	if l.pending == nil {
+		l.pending = map[*ticket]struct{}{}
 	}
-	for l.n > 0 {
-		l.idle.Wait()
+	l.pending[tk] = struct{}{}
+}
+
+func (l *lookups) remove(tk *ticket) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.pending, tk)
+}
+
+// settleLookups completes the lookups of every call read so far, doing
+// them here for the calls that have not started (a lookup under way is
+// waited for). The configuring methods call it before they change a
+// session or a setting.
+func (s *Server) settleLookups() {
+	s.lookups.mu.Lock()
+	pending := make([]*ticket, 0, len(s.lookups.pending))
+	for tk := range s.lookups.pending {
+		pending = append(pending, tk)
+	}
+	s.lookups.mu.Unlock()
+	for _, tk := range pending {
+		s.lookUp(tk)
 	}
 }
