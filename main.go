@@ -161,7 +161,7 @@ func run(args []string) int {
 	srv := rpc.NewServer(rpc.Input(os.Stdin, spin), out, log)
 	h, err := handlers.New(handlers.Config{
 		DataDir: dir, PermissionTimeout: timeout, Version: version, Shutdown: stopping, MutationSlots: *slots,
-		WarmReaper: *warm, BatchCommands: *batch, Quiet: srv.Quiet, Room: srv.Room,
+		WarmReaper: *warm, BatchCommands: *batch,
 	}, st, srv, log)
 	if err != nil {
 		log.Error("start-up", "err", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/store"
 )
@@ -20,6 +21,7 @@ import (
 // still be rejected. The state change and the mode change are one
 // transaction, so an approval is settled exactly once.
 func (s *Server) approvalResolve(ctx context.Context, raw json.RawMessage) (any, error) {
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		SessionID  string `json:"sessionId"`
 		ApprovalID string `json:"approvalId"`
@@ -45,18 +47,18 @@ func (s *Server) approvalResolve(ctx context.Context, raw json.RawMessage) (any,
 		return nil, storageError("reading approval", err)
 	}
 	if ap.State != "pending" {
-		return nil, appError(CodeConflict, "approval %q was already %s", ap.ID, ap.State)
+		return nil, appError(tools.CodeConflict, "approval %q was already %s", ap.ID, ap.State)
 	}
 	state, from, to := "rejected", "", ""
 	if p.Decision == "approve" {
 		if sess.Mode != ap.Kind {
-			return nil, appError(CodeWrongMode, "approving a %s returns the session from %s mode, but the session is in %s mode; the approval can only be rejected", ap.Kind, ap.Kind, sess.Mode)
+			return nil, appError(tools.CodeWrongMode, "approving a %s returns the session from %s mode, but the session is in %s mode; the approval can only be rejected", ap.Kind, ap.Kind, sess.Mode)
 		}
 		state, from, to = "approved", ap.Kind, perms.OpAgent
 	}
 	switch err := s.store.SettleApproval(ctx, sess.ID, ap.ID, state, from, to); {
 	case errors.Is(err, store.ErrStale):
-		return nil, appError(CodeConflict, "approval %q or its session changed while it was resolved; nothing was changed", ap.ID)
+		return nil, appError(tools.CodeConflict, "approval %q or its session changed while it was resolved; nothing was changed", ap.ID)
 	case err != nil:
 		return nil, storageError("resolving approval", err)
 	}

@@ -152,15 +152,6 @@ func (s *Server) auditQuery(ctx context.Context, raw json.RawMessage) (any, erro
 	return map[string]any{"rows": out}, nil
 }
 
-// ToolInfo is one entry of tools.list.
-type ToolInfo struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Risk        string          `json:"risk"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Deferred    bool            `json:"deferred"`
-}
-
 func (s *Server) toolsList(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		SessionID string `json:"sessionId"`

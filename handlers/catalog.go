@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/store"
 )
@@ -13,7 +14,7 @@ const catalogMax = 4096
 
 // visibleTools is what a session's mode allows (design section 10), with
 // the deferred ones marked and listed in the bounded catalog.
-func (s *Server) visibleTools(sess store.Session, delegate string) ([]ToolInfo, string) {
+func (s *Server) visibleTools(sess store.Session, delegate string) ([]tools.ToolInfo, string) {
 	var rights map[string]bool
 	if delegate != "" {
 		rights = map[string]bool{}
@@ -25,9 +26,9 @@ func (s *Server) visibleTools(sess store.Session, delegate string) ([]ToolInfo, 
 			}
 		}
 	}
-	out := []ToolInfo{}
+	out := []tools.ToolInfo{}
 	var deferred []string
-	for _, t := range s.tools.all() {
+	for _, t := range s.tools.All() {
 		if !s.toolVisible(t, sess) || (rights != nil && !rights[t.Name]) {
 			continue
 		}
@@ -37,7 +38,7 @@ func (s *Server) visibleTools(sess store.Session, delegate string) ([]ToolInfo, 
 		}
 		// A delegate cannot call ToolSearch, so nothing is deferred for it.
 		d := sess.Mode == perms.OpAgent && t.Deferred && delegate == ""
-		out = append(out, ToolInfo{Name: t.Name, Description: t.Description, Risk: t.Risk, InputSchema: t.schemaJSON, Deferred: d})
+		out = append(out, tools.ToolInfo{Name: t.Name, Description: t.Description, Risk: t.Risk, InputSchema: t.SchemaJSON, Deferred: d})
 		if d {
 			deferred = append(deferred, fmt.Sprintf("- %s: %s", t.Name, firstSentence(t.Description)))
 		}
@@ -60,8 +61,8 @@ func (s *Server) visibleTools(sess store.Session, delegate string) ([]ToolInfo, 
 }
 
 // toolVisible applies the mode matrix and per-session conditions.
-func (s *Server) toolVisible(t *toolDef, sess store.Session) bool {
-	if !t.availableIn(sess.Mode) {
+func (s *Server) toolVisible(t *tools.Def, sess store.Session) bool {
+	if !t.AvailableIn(sess.Mode) {
 		return false
 	}
 	if sess.Mode != perms.OpAgent && (t.Class == perms.ClassEdit || t.Class == perms.ClassPlugin) {
@@ -86,13 +87,13 @@ func firstSentence(s string) string {
 		s = s[:i+1]
 	}
 	if len(s) > 160 {
-		return cutAt(s, 160) + "…"
+		return tools.CutAt(s, 160) + "…"
 	}
 	return s
 }
 
-func subagentsOf(sess store.Session) []Subagent {
-	var defs []Subagent
+func subagentsOf(sess store.Session) []tools.Subagent {
+	var defs []tools.Subagent
 	decodeInto([]byte(sess.Subagents), &defs)
 	return defs
 }

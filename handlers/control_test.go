@@ -17,6 +17,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/sandbox/process"
 	"hostcore/scratch"
@@ -123,7 +124,7 @@ func TestToolsListPerMode(t *testing.T) {
 	wantDeferred := []string{"BrowserPreview", "Glob", "Grep", "plugin_p_x"}
 	for mode, names := range want {
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
-			return slices.Contains(pendingTools, n) && s.tools.get(n) == nil
+			return slices.Contains(pendingTools, n) && s.tools.Get(n) == nil
 		})
 		tools, catalog := s.visibleTools(store.Session{ID: "s", Mode: mode, Subagents: "[]", WorkspaceRoot: "/ws"}, "")
 		var got, gotDeferred []string
@@ -161,8 +162,8 @@ func TestToolsListPerMode(t *testing.T) {
 	// Task appears with a subagent definition, in agent mode only.
 	withDefs := `[{"name":"r","tools":["Read"]}]`
 	for mode, visible := range map[string]bool{perms.OpAgent: true, perms.OpPlan: false, perms.OpGoal: false} {
-		tools, _ := s.visibleTools(store.Session{ID: "s", Mode: mode, Subagents: withDefs}, "")
-		has := slices.ContainsFunc(tools, func(ti ToolInfo) bool { return ti.Name == "Task" })
+		shown, _ := s.visibleTools(store.Session{ID: "s", Mode: mode, Subagents: withDefs}, "")
+		has := slices.ContainsFunc(shown, func(ti tools.ToolInfo) bool { return ti.Name == "Task" })
 		if has != visible {
 			t.Errorf("%s mode with a subagent: Task visible = %v, want %v", mode, has, visible)
 		}
@@ -240,7 +241,7 @@ func TestSubmitRefusesSymlinkOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "sg1", ToolName: "SubmitGoal", Args: json.RawMessage(`{"markdown":"x"}`)})
-	if r.OK || r.ErrorCode != CodeToolDenied || r.Decision != decPolicy {
+	if r.OK || r.ErrorCode != tools.CodeToolDenied || r.Decision != decPolicy {
 		t.Errorf("SubmitGoal through a symlink out: %+v", r)
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
@@ -263,7 +264,7 @@ func TestBrowserPreviewRefusesSymlinkOut(t *testing.T) {
 	os.Symlink("in.html", filepath.Join(ws, "inlink.html"))
 	for _, p := range []string{"link.html", "dir/x.html"} {
 		r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: p, ToolName: "BrowserPreview", Args: json.RawMessage(fmt.Sprintf(`{"path":%q}`, p))})
-		if r.OK || r.ErrorCode != CodeToolDenied || r.Timing.Prompted {
+		if r.OK || r.ErrorCode != tools.CodeToolDenied || r.Timing.Prompted {
 			t.Errorf("%s: %+v", p, r)
 		}
 	}
@@ -280,12 +281,11 @@ func TestPluginTimeoutAndErrors(t *testing.T) {
 	fc := &fakeClient{}
 	s := newTestServer(t, fc)
 	newSession(t, s, "s1", perms.OpAgent, perms.ModeAuto)
+	// A short tool timeout: the default is pluginTimeout.
+	s.pluginTimeout = 50 * time.Millisecond
 	if _, err := s.pluginsRegister(t.Context(), json.RawMessage(`{"pluginId":"p","grants":["agent.tool.register"],"tools":[{"name":"slow"},{"name":"bad"}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	// Swap in a short tool timeout: the default is pluginTimeout.
-	slow := s.tools.get("plugin_p_slow")
-	slow.run = runPlugin("p", "slow", 50*time.Millisecond)
 	fc.call = func(ctx context.Context, method string, params any) (json.RawMessage, error) {
 		b, _ := json.Marshal(params)
 		if strings.Contains(string(b), `"toolName":"bad"`) {
@@ -295,14 +295,14 @@ func TestPluginTimeoutAndErrors(t *testing.T) {
 		return nil, ctx.Err()
 	}
 	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "c1", ToolName: "plugin_p_slow"})
-	if r.OK || r.ErrorCode != CodeToolTimeout {
+	if r.OK || r.ErrorCode != tools.CodeToolTimeout {
 		t.Errorf("slow plugin: %+v", r)
 	}
 	r = run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "c2", ToolName: "plugin_p_bad"})
-	if r.OK || r.ErrorCode != CodeToolFailed || !strings.Contains(r.Message, "renderer crashed") {
+	if r.OK || r.ErrorCode != tools.CodeToolFailed || !strings.Contains(r.Message, "renderer crashed") {
 		t.Errorf("error reply: %+v", r)
 	}
-	if got := s.tools.get("plugin_p_bad").Risk; got != perms.RiskMedium {
+	if got := s.tools.Get("plugin_p_bad").Risk; got != perms.RiskMedium {
 		t.Errorf("default risk %q", got)
 	}
 }
@@ -314,7 +314,7 @@ func TestAskWithoutClientIsSkipped(t *testing.T) {
 	s := newTestServer(t, fc)
 	newSession(t, s, "s1", perms.OpGoal, perms.ModeAsk)
 	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "a1", ToolName: "asktool", Args: json.RawMessage(`{"questions":[{"id":"a","question":"?"},{"id":"b","question":"?","multiSelect":true}]}`)})
-	want := map[string]any{"answers": map[string]any{"a": "", "b": []string{}}, "skipped": true}
+	want := tools.AskDetails{Answers: map[string]any{"a": "", "b": []string{}}, Skipped: true}
 	if diff := gocmp.Diff(want, r.Details); !r.OK || diff != "" {
 		t.Errorf("ok=%v details (-want +got):\n%s", r.OK, diff)
 	}
@@ -324,15 +324,15 @@ func TestAskWithoutClientIsSkipped(t *testing.T) {
 }
 
 func TestAskAnswersAreBounded(t *testing.T) {
-	long := strings.Repeat("é", askAnswerMax)
+	long := strings.Repeat("é", tools.AskAnswerMax)
 	fc := &fakeClient{call: func(ctx context.Context, method string, params any) (json.RawMessage, error) {
 		return json.Marshal(map[string]any{"answers": map[string]any{"a": long}})
 	}}
 	s := newTestServer(t, fc)
 	newSession(t, s, "s1", perms.OpAgent, perms.ModeAsk)
 	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "a1", ToolName: "asktool", Args: json.RawMessage(`{"questions":[{"id":"a","question":"?"}]}`)})
-	got := r.Details.(map[string]any)["answers"].(map[string]any)["a"].(string)
-	if len(got) > askAnswerMax+16 || !strings.HasSuffix(got, "…[cut]") || !json.Valid([]byte(fmt.Sprintf("%q", got))) {
+	got := r.Details.(tools.AskDetails).Answers["a"].(string)
+	if len(got) > tools.AskAnswerMax+16 || !strings.HasSuffix(got, "…[cut]") || !json.Valid([]byte(fmt.Sprintf("%q", got))) {
 		t.Errorf("answer of %d bytes came back as %d bytes", len(long), len(got))
 	}
 }
@@ -373,43 +373,6 @@ func TestEnterModeRace(t *testing.T) {
 	}
 }
 
-func TestSearchTools(t *testing.T) {
-	visible := []ToolInfo{
-		{Name: "Read", Description: "Read a file."},
-		{Name: "BrowserPreview", Description: "Open a file in the user's Browser panel.", Deferred: true},
-		{Name: "Glob", Description: "List files matching a glob pattern.", Deferred: true},
-		{Name: "Grep", Description: "Search file contents with a regular expression.", Deferred: true},
-		{Name: "plugin_acme_lint", Description: "Lint source code.", Deferred: true},
-	}
-	names := func(ts []ToolInfo) []string {
-		out := []string{}
-		for _, t := range ts {
-			out = append(out, t.Name)
-		}
-		return out
-	}
-	for query, want := range map[string][]string{
-		"Glob":                    {"Glob"},
-		"grep":                    {"Grep"},
-		"select:Glob,Grep,Glob":   {"Glob", "Grep"},
-		"Read":                    {"Read"},
-		"search contents":         {"Grep"},
-		"list files by pattern":   {"Glob", "BrowserPreview", "Grep"},
-		"preview in the browser":  {"BrowserPreview"},
-		"linting":                 {"plugin_acme_lint"},
-		"Glob teleport":           {"Glob"},
-		"read":                    {"Read"},
-		"   ":                     {},
-		"the a of":                {},
-		"Write":                   {},
-		"open a file in a panel?": {"BrowserPreview", "Glob", "Grep"},
-	} {
-		if diff := gocmp.Diff(want, names(searchTools(visible, query))); diff != "" {
-			t.Errorf("%q (-want +got):\n%s", query, diff)
-		}
-	}
-}
-
 func TestPluginSafe(t *testing.T) {
 	for in, want := range map[string]string{"acme": "acme", "my-co.tools v2": "my_co_tools_v2", "é/x": "__x", "A_b9": "A_b9"} {
 		if got := pluginSafe(in); got != want {
@@ -434,7 +397,7 @@ func routeExecCtx(s *Server, p ExecuteParams) func(context.Context) *ToolResult 
 	return func(ctx context.Context) *ToolResult {
 		out, err := f(ctx)
 		if err != nil {
-			return failResult(CodeToolFailed, "%v", err)
+			return failResult(tools.CodeToolFailed, "%v", err)
 		}
 		return out.(*ToolResult)
 	}
@@ -481,7 +444,7 @@ func TestEnterPlanModeWaitsForARefusableCallInItsBody(t *testing.T) {
 	cancelWrite()
 	select {
 	case r := <-writeDone:
-		if r.ErrorCode != CodeToolAborted {
+		if r.ErrorCode != tools.CodeToolAborted {
 			t.Fatalf("the cancelled Write: %+v", r)
 		}
 	case <-time.After(2 * time.Second):
@@ -516,7 +479,7 @@ func TestDelegateBashRecheckedAfterItsCard(t *testing.T) {
 		return nil, errors.New("unexpected " + method)
 	}
 	r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "b", ToolName: "Bash", Delegate: "worker", Args: json.RawMessage(`{"command":"echo ran > ran.txt"}`)})
-	if r.OK || r.ErrorCode != CodeToolDenied {
+	if r.OK || r.ErrorCode != tools.CodeToolDenied {
 		t.Fatalf("delegate Bash approved after the switch to plan: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "ran.txt")); err == nil {
@@ -589,7 +552,7 @@ func TestBrowserPreviewRefusesADirectoryName(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "index.html"), []byte("<p>hi</p>"), 0o644)
 	for _, p := range []string{"index.html/", "index.html/."} {
 		r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "b" + p, ToolName: "BrowserPreview", Args: json.RawMessage(`{"path":"` + p + `"}`)})
-		if r.OK || r.ErrorCode != CodeInvalidArgument {
+		if r.OK || r.ErrorCode != tools.CodeInvalidArgument {
 			t.Errorf("%s: %+v", p, r)
 		}
 	}
@@ -613,7 +576,7 @@ func TestPluginIntegerArgumentsFollowTheSchema(t *testing.T) {
 	if r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "a", ToolName: "plugin_p_t", Args: json.RawMessage(`{"n":1.0}`)}); !r.OK {
 		t.Errorf("n: 1.0: %+v", r)
 	}
-	if r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "b", ToolName: "plugin_p_t", Args: json.RawMessage(`{"n":1.5}`)}); r.OK || r.ErrorCode != CodeInvalidArgument {
+	if r := run(t, s, ExecuteParams{SessionID: "s1", ToolCallID: "b", ToolName: "plugin_p_t", Args: json.RawMessage(`{"n":1.5}`)}); r.OK || r.ErrorCode != tools.CodeInvalidArgument {
 		t.Errorf("n: 1.5: %+v", r)
 	}
 }
@@ -647,7 +610,7 @@ func TestDenyRacingACancelStaysADeny(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-done
-	if r.ErrorCode != CodeToolDenied || r.Decision != decDeny {
+	if r.ErrorCode != tools.CodeToolDenied || r.Decision != decDeny {
 		t.Errorf("result %s %s, want TOOL_DENIED deny", r.ErrorCode, r.Decision)
 	}
 	if got.(map[string]bool)["cancelled"] {
@@ -690,7 +653,7 @@ func TestCallOfADeletedSessionIsAuditedCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := out.(*ToolResult)
-	if r.ErrorCode != CodeToolAborted || r.Decision != decCancel {
+	if r.ErrorCode != tools.CodeToolAborted || r.Decision != decCancel {
 		t.Errorf("result %s %q, want TOOL_ABORTED cancelled", r.ErrorCode, r.Decision)
 	}
 }
@@ -707,7 +670,7 @@ func TestNoWorkspaceRefusalClassifiesItsPath(t *testing.T) {
 	scratchPath := filepath.Join(scratch.Dir(s.cfg.DataDir, "tmp"), "y.txt")
 	for id, path := range map[string]string{"out": outside, "scr": scratchPath, "rel": "z.txt"} {
 		r := run(t, s, ExecuteParams{SessionID: "tmp", ToolCallID: id, ToolName: "Write", Args: json.RawMessage(fmt.Sprintf(`{"path":%q,"content":"x"}`, path))})
-		if r.ErrorCode != CodeNoWorkspace {
+		if r.ErrorCode != tools.CodeNoWorkspace {
 			t.Fatalf("%s: %+v", id, r)
 		}
 		rows, err := s.store.QueryAudit(t.Context(), store.AuditFilter{SessionID: "tmp", ToolCallID: id})

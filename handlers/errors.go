@@ -1,26 +1,8 @@
 package handlers
 
-import "fmt"
-
-// Error codes of PROTOCOL section 7.
-const (
-	CodeInvalidArgument     = "INVALID_ARGUMENT"
-	CodeUnknownTool         = "UNKNOWN_TOOL"
-	CodeToolDenied          = "TOOL_DENIED"
-	CodeToolFailed          = "TOOL_FAILED"
-	CodeToolTimeout         = "TOOL_TIMEOUT"
-	CodeToolAborted         = "TOOL_ABORTED"
-	CodeNoWorkspace         = "NO_WORKSPACE"
-	CodeSessionNotFound     = "SESSION_NOT_FOUND"
-	CodeSessionLookupFailed = "SESSION_LOOKUP_FAILED"
-	CodeDuplicateToolCall   = "DUPLICATE_TOOL_CALL"
-	CodeConflict            = "CONFLICT"
-	CodeShellNotFound       = "SHELL_NOT_FOUND"
-	CodeShellChanged        = "COMMAND_SHELL_CHANGED"
-	CodeShellInvalid        = "COMMAND_SHELL_INVALID"
-	CodePluginInPlan        = "PLUGIN_DISABLED_IN_PLAN"
-	CodeNotAlone            = "NOT_ALONE_IN_BATCH"
-	CodeWrongMode           = "WRONG_MODE"
+import (
+	"fmt"
+	"hostcore/handlers/tools"
 )
 
 // JSON-RPC codes for envelope errors. Application errors use the
@@ -46,7 +28,7 @@ func (e *Error) RPCCode() int64    { return e.Code }
 func (e *Error) ErrorCode() string { return e.Kind }
 
 func invalidParams(format string, a ...any) *Error {
-	return &Error{Code: rpcInvalidParams, Kind: CodeInvalidArgument, Message: fmt.Sprintf(format, a...)}
+	return &Error{Code: rpcInvalidParams, Kind: tools.CodeInvalidArgument, Message: fmt.Sprintf(format, a...)}
 }
 
 func appError(kind, format string, a ...any) *Error {
@@ -54,5 +36,5 @@ func appError(kind, format string, a ...any) *Error {
 }
 
 func storageError(what string, err error) *Error {
-	return &Error{Code: rpcInternal, Kind: CodeSessionLookupFailed, Message: what + ": " + err.Error(), Err: err}
+	return &Error{Code: rpcInternal, Kind: tools.CodeSessionLookupFailed, Message: what + ": " + err.Error(), Err: err}
 }

@@ -2,18 +2,15 @@ package handlers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
+	"hostcore/perms/redact"
 	"hostcore/sandbox"
 	"hostcore/scratch"
 	"hostcore/store"
@@ -36,100 +33,13 @@ type ExecuteParams struct {
 	Shell string `json:"shell"`
 }
 
-// Content is one block of what the model is shown.
-type Content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-// Timing is the segmented timing of design section 9.
-type Timing struct {
-	Prompted         bool  `json:"prompted"`
-	PermissionWaitMs int64 `json:"permissionWaitMs"`
-	DurationMs       int64 `json:"durationMs"`
-	OverheadMs       int64 `json:"overheadMs"`
-	TotalMs          int64 `json:"totalMs"`
-}
-
-// ToolResult is the answer to tools.execute.
-type ToolResult struct {
-	ToolCallID string        `json:"toolCallId"`
-	TraceID    string        `json:"traceId"`
-	OK         bool          `json:"ok"`
-	IsError    bool          `json:"isError"`
-	ErrorCode  string        `json:"errorCode,omitempty"`
-	Message    string        `json:"message,omitempty"`
-	Content    []Content     `json:"content"`
-	Details    any           `json:"details,omitempty"`
-	Root       string        `json:"root,omitempty"`
-	Path       string        `json:"path,omitempty"`
-	Review     *ReviewChange `json:"review,omitempty"`
-	Terminate  bool          `json:"terminate,omitempty"`
-	Decision   string        `json:"decision"`
-	Timing     Timing        `json:"timing"`
-	// AuditError says the call ran but its audit row could not be written
-	// (a full disk): its effects are real, and the result says what they
-	// were rather than failing the request.
-	AuditError string `json:"auditError,omitempty"`
-	// stopped: the call ended early because it was cancelled, in the way
-	// its tool defines (TOOL_ABORTED; an asktool resolved as skipped).
-	stopped bool
-	// after is work left for once the answer is written (AfterReply).
-	after []func()
-	log   *slog.Logger // says when a piece of after panics
-}
-
-// AfterReply runs what the call left for once its answer was written
-// (rpc calls it right after, whatever became of the answer): the timing
-// log line, and the files a quick Read (quick.go) left open.
-//
-// It runs after the handler's own recover: a piece that panics is logged
-// and the rest still run (a file left open would leak).
-func (r *ToolResult) AfterReply() {
-	for _, f := range r.after {
-		r.runAfter(f)
-	}
-	r.after = nil
-}
-
-func (r *ToolResult) runAfter(f func()) {
-	defer func() {
-		if p := recover(); p != nil && r.log != nil {
-			r.log.Error("work after an answer panicked", "toolCallId", r.ToolCallID, "panic", fmt.Sprint(p))
-		}
-	}()
-	f()
-}
-
-// Decisions as they appear in results and the audit.
-const (
-	decAuto    = "auto-allow"
-	decOnce    = "allow-once"
-	decSession = "allow-session"
-	decDeny    = "deny"
-	decTimeout = "timeout"
-	decCancel  = "cancelled"
-	decPolicy  = "policy-deny"
-)
-
-// okResult is a successful result with text content.
-func okResult(text string) *ToolResult {
-	return &ToolResult{OK: true, Content: []Content{{Type: "text", Text: text}}}
-}
-
-// failResult is a failure the model is shown.
-func failResult(code, format string, a ...any) *ToolResult {
-	msg := fmt.Sprintf(format, a...)
-	return &ToolResult{OK: false, IsError: true, ErrorCode: code, Message: msg, Content: []Content{{Type: "text", Text: msg}}}
-}
-
 // call is one tools.execute in flight.
 type call struct {
 	s        *Server
 	p        ExecuteParams
 	sess     store.Session
 	rt       *runtime
-	tool     *toolDef
+	tool     *tools.Def
 	args     json.RawMessage
 	roots    sandbox.Roots
 	permMode string
@@ -150,33 +60,21 @@ type call struct {
 	// canon is the canonical args (for the hash and the previews), once
 	// validation has decoded them.
 	canon []byte
-	// pre is the target quickRead opened, if it did: resolveTarget and
-	// the Read take it instead of resolving and opening again.
-	pre *preOpened
 	// decoded is the args as validation decoded them (numbers as
 	// json.Number), once it has: a tool reads its arguments from it
 	// rather than decoding the text again.
 	decoded any
-	// after is what a quick call leaves for after its answer (finish
-	// hands it to the result).
-	after []func()
-}
-
-// afterReply leaves f for once the call's answer is written; only a quick
-// call may (rpc runs it after writing the answer of a call it ran inline).
-func (c *call) afterReply(f func()) {
-	if c.pre == nil {
-		f()
-		return
-	}
-	c.after = append(c.after, f)
+	// typed is the args decoded into the tool's argument struct, once
+	// validation has accepted them; tc is the call as the tool sees it.
+	typed any
+	tc    *tools.Call
 }
 
 // canonicalArgs returns the canonical args, computing them if validation
 // has not.
 func (c *call) canonicalArgs() []byte {
 	if c.canon == nil {
-		c.canon = canonicalJSON(c.args)
+		c.canon = redact.Canonical(c.args)
 	}
 	return c.canon
 }
@@ -187,86 +85,12 @@ func (c *call) scratchDir() string { return scratch.Dir(c.s.cfg.DataDir, c.sess.
 // ensureScratch creates the scratch dir lazily (design section 4b).
 func (c *call) ensureScratch() error { return scratch.Ensure(c.scratchDir()) }
 
-// ticket is what a call takes on the read goroutine the moment its line is
-// read: its registration in the session's running calls (so a tools.cancel
-// or turn.cancel on a later line finds it even before it has started) and,
-// for a Write/Edit, its place in the session's mutation order.
-type ticket struct {
-	rt       *runtime
-	id       string
-	entry    *running // nil when the id was already running (dup)
-	dup      bool
-	mutation bool
-	n        uint64
-	// tool is the definition the line named when it was read: a
-	// plugins.register on a later line must not change an earlier call's
-	// tool, schema or risk (nil: unknown when read).
-	tool     *toolDef
-	permMode string // the effective permission mode when the line was read
-	// sess is the session as it was when the line was read: its operating
-	// mode and delegate definitions judge the call, not those a later
-	// approval.resolve or session.configure line set (design section 10:
-	// nothing bypasses the matrix). absent: no such session then, and a
-	// session.create on a later line does not make one for this call.
-	sess   store.Session
-	absent bool
-	// p is the call's params, decoded once when its line was read (ids
-	// only when partial: a frontend's Arrive); pre is the file quickRead
-	// opened for it.
-	p       ExecuteParams
-	partial bool
-	pre     *preOpened
-}
-
-// takeTicket runs on the read goroutine. It returns nil for a line
-// without ids, or whose session could not be read (execute then reports
-// the storage error).
-func (s *Server) takeTicket(raw json.RawMessage) *ticket {
-	p, err := decodeExecuteParams(raw)
-	if err != nil || p.SessionID == "" || p.ToolCallID == "" {
-		return nil
-	}
-	// Only a real session gets a queue: ids a client makes up must not grow
-	// memory. The lookup is served from the session cache.
-	sess, err := s.store.GetSession(context.Background(), p.SessionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return &ticket{id: p.ToolCallID, absent: true, p: p}
-	}
-	if err != nil {
-		return nil
-	}
-	rt := s.runtime(p.SessionID)
-	tk := &ticket{rt: rt, id: p.ToolCallID, sess: sess, p: p}
-	if global, err := s.globalMode(context.Background()); err == nil {
-		tk.permMode = perms.Effective(sess.PermissionMode, global)
-	}
-	tk.entry, tk.dup = rt.register(p.ToolCallID, p.TurnID)
-	tk.tool = s.tools.get(p.ToolName)
-	if t := tk.tool; t != nil && t.Mutation {
-		tk.mutation, tk.n = true, rt.mut.take()
-	}
-	return tk
-}
-
-func (t *ticket) release() {
-	if t == nil {
-		return
-	}
-	t.pre.close()
-	if t.mutation {
-		t.rt.mut.release(t.n)
-	}
-	if t.entry != nil {
-		t.rt.unregister(t.id, t.entry)
-	}
-}
-
 // maxIdentBytes bounds the identifiers of a tools.execute.
 const maxIdentBytes = 512
 
 // execute is tools.execute: the one path every tool call takes.
 func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (out any, err error) {
-	defer tk.release()
+	defer s.releaseTicket(tk)
 	start := time.Now()
 	var p ExecuteParams
 	if tk != nil && !tk.partial {
@@ -304,32 +128,20 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 		// Its release, deferred first and so run last, takes the id out of
 		// the registry only once finish has committed it to the store.
 		tk = s.takeTicket(raw)
-		defer tk.release()
-	}
-	if tk != nil && tk.absent {
-		return nil, appError(CodeSessionNotFound, "session %q not found", p.SessionID)
+		defer s.releaseTicket(tk)
 	}
 	if tk == nil {
-		// The session could not be read when the line was: say why.
-		if _, err := s.loadSession(bctx, p.SessionID); err != nil {
-			return nil, err
-		}
-		return nil, storageError("registering the call", errors.New("session lookup failed"))
+		return nil, invalidParams("invalid params: sessionId and toolCallId are required")
+	}
+	s.lookUp(tk)
+	switch {
+	case tk.absent:
+		return nil, appError(tools.CodeSessionNotFound, "session %q not found", p.SessionID)
+	case tk.lookupErr != nil:
+		return nil, storageError("looking up session", tk.lookupErr)
 	}
 	sess := tk.sess
-	c := &call{s: s, p: p, sess: sess, args: p.Args, pre: tk.pre}
-	defer func() {
-		// What the call left for after its answer (a quick Read's file)
-		// goes with the result; if there is none to carry it (a panic, an
-		// error), it runs now.
-		if r, ok := out.(*ToolResult); ok && err == nil && r != nil {
-			return
-		}
-		for _, f := range c.after {
-			f()
-		}
-		c.after = nil
-	}()
+	c := &call{s: s, p: p, sess: sess, args: p.Args}
 	c.roots = sandbox.Roots{Workspace: sess.WorkspaceRoot, Scratch: c.scratchDir()}
 	a := &auditing{start: start}
 	// The call is registered so tools.cancel, turn.cancel, session.delete
@@ -359,7 +171,7 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	if deleted := c.rt.start(tk.entry, cancel); deleted {
 		tk.entry.stopped = true
 		a.decision = decCancel // cancelled before anything was decided
-		return s.finish(ctx, c, a, failResult(CodeToolAborted, "session was deleted"))
+		return s.finish(ctx, c, a, failResult(tools.CodeToolAborted, "session was deleted"))
 	}
 
 	// An id that ran before is refused before anything else. A call with
@@ -384,50 +196,47 @@ func (s *Server) execute(ctx context.Context, raw json.RawMessage, tk *ticket) (
 	}
 
 	res := s.decideAndRun(cctx, c, a, tk)
-	if !res.OK && cctx.Err() != nil && res.ErrorCode != CodeToolTimeout && res.ErrorCode != CodeToolAborted && res.Decision != decDeny {
+	if !res.OK && cctx.Err() != nil && res.ErrorCode != tools.CodeToolTimeout && res.ErrorCode != tools.CodeToolAborted && res.Decision != decDeny {
 		// A call cancelled at any step (a precheck's store read, the
 		// body) failed because it was cancelled: it ends as aborted. A
 		// card denied (withdrawn as hostcore stops) stays denied.
 		res = aborted(cctx)
 	}
-	if res.ErrorCode == CodeToolAborted && a.decision == decPolicy {
+	if res.ErrorCode == tools.CodeToolAborted && a.decision == decPolicy {
 		// Aborted before anything was decided: no policy refused it (the
 		// audit said policy-deny for calls piped in before an EOF).
 		a.decision = decCancel
 	}
-	tk.entry.stopped = res.stopped || res.ErrorCode == CodeToolAborted
+	tk.entry.stopped = res.stopped || res.ErrorCode == tools.CodeToolAborted
 	return s.finish(ctx, c, a, res)
 }
 
-// plainlyOutside says whether the call names an absolute path outside
-// the workspace and scratch: a call refused before its path is resolved
-// (by the mode matrix, or for want of a workspace) still has it
-// classified (design section 9: externalPath whenever an explicit path
-// is present).
-func (c *call) plainlyOutside() bool {
-	p := c.rawPath()
-	return c.tool.PathArg != "" && filepath.IsAbs(p) && !sandbox.LexicallyInside(c.roots.Workspace, p) && !sandbox.LexicallyInside(c.roots.Scratch, p)
-}
-
-// auditing collects what the audit row and timing need.
-type auditing struct {
-	start    time.Time
-	prompted bool
-	wait     time.Duration
-	body     time.Duration
-	decision string
-	external string // "", "allowed", "denied"
-}
-
+// decideAndRun is the call from its tool's checks to its body's answer.
 func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *ticket) *ToolResult {
-	p := c.p
 	a.decision = decPolicy
-	t := tk.tool
+	if r := s.checkCall(ctx, c, a, tk.tool); r != nil {
+		return r
+	}
+	outside, r := s.decide(ctx, c, a)
+	if r != nil {
+		return r
+	}
+	return s.runAllowed(ctx, c, a, tk, outside)
+}
+
+// checkCall is everything that refuses a call before the permission
+// decision, so that no card is shown for it: the mode matrix and the
+// delegate's rights, the args against the tool's schema (decoded once,
+// validated once, decoded once into the tool's struct), the workspace,
+// the explicit path and the denylist, the envelope's policy checks and
+// the tool's own precheck.
+func (s *Server) checkCall(ctx context.Context, c *call, a *auditing, t *tools.Def) *ToolResult {
+	p := c.p
 	if t == nil {
 		if c.sess.Mode != perms.OpAgent {
-			return failResult(CodeToolDenied, "unknown tool %s is not available in %s mode", p.ToolName, c.sess.Mode)
+			return failResult(tools.CodeToolDenied, "unknown tool %s is not available in %s mode", p.ToolName, c.sess.Mode)
 		}
-		return failResult(CodeUnknownTool, "unknown tool %q", p.ToolName)
+		return failResult(tools.CodeUnknownTool, "unknown tool %q", p.ToolName)
 	}
 	c.tool = t
 	if r := s.checkMode(c); r != nil {
@@ -440,32 +249,35 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		return r
 	}
 	if len(c.args) == 0 || c.args[0] != '{' {
-		return failResult(CodeInvalidArgument, "args must be a JSON object")
+		return failResult(tools.CodeInvalidArgument, "args must be a JSON object")
 	}
-	if tooManyValues(c.args) {
-		return failResult(CodeInvalidArgument, "invalid arguments: args hold more than %d JSON values", maxArgValues)
+	if redact.TooManyValues(c.args) {
+		return failResult(tools.CodeInvalidArgument, "invalid arguments: args hold more than %d JSON values", redact.MaxValues)
 	}
-	decoded, err := c.decodeArgs()
+	decoded, err := decodeAny(c.args)
 	if err != nil {
-		return failResult(CodeInvalidArgument, "invalid arguments: args: %v", err)
+		return failResult(tools.CodeInvalidArgument, "invalid arguments: args: %v", err)
 	}
-	if err := validateValue(t, decoded); err != nil {
-		return failResult(CodeInvalidArgument, "invalid arguments: %v", err)
+	if err := t.Validate(decoded); err != nil {
+		return failResult(tools.CodeInvalidArgument, "invalid arguments: %v", err)
 	}
-	c.canon = canonicalValue(decoded, c.args)
+	c.canon = redact.CanonicalValue(decoded, c.args)
 	c.decoded = decoded
+	if c.typed, err = t.Decode(c.args); err != nil {
+		return failResult(tools.CodeInvalidArgument, "invalid arguments: args: %s", tools.JSONErrorText(err))
+	}
 	if t.NeedsWorkspace && c.sess.WorkspaceRoot == "" {
 		if c.plainlyOutside() {
 			a.external = "denied"
 		}
-		return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace", t.Name)
+		return failResult(tools.CodeNoWorkspace, "%s needs a project: this session has no workspace", t.Name)
 	}
 	if t.Class == perms.ClassEdit || t.Class == perms.ClassExec {
 		// Scratch is created lazily on the first Write/Edit/Bash (design
 		// section 4b), before resolution, so a path into it resolves to the
 		// directory that will be operated on.
 		if err := c.ensureScratch(); err != nil {
-			return failResult(CodeToolFailed, "%v", err)
+			return failResult(tools.CodeToolFailed, "%v", err)
 		}
 	}
 	if t.PathArg != "" {
@@ -484,12 +296,21 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		}
 	}
 
-	if t.precheck != nil {
-		if r := t.precheck(ctx, c); r != nil {
+	if check := policyChecks[t.Name]; check != nil && t.PluginID == "" {
+		if r := check(ctx, c); r != nil {
 			return r
 		}
 	}
+	if err := t.Precheck(ctx, c.toolCall(), c.typed); err != nil {
+		return resultOf(ctx, tools.Answer{}, err)
+	}
+	return nil
+}
 
+// decide asks perms: allow, deny, or ask with a card and wait for the
+// answer. outside: the call's path lies outside the workspace and scratch.
+func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool, r *ToolResult) {
+	t := c.tool
 	req := perms.Request{Tool: t.Name, Class: t.Class, Risk: t.Risk, OpMode: c.sess.Mode, PermMode: c.permMode}
 	if c.hasTarget && c.target.Root == sandbox.RootExternal {
 		req.Outside = true
@@ -508,7 +329,7 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 		if req.Outside {
 			a.external = "denied"
 		}
-		return failResult(v.Code, "%s", v.Message)
+		return req.Outside, failResult(v.Code, "%s", v.Message)
 	case perms.Allow:
 		a.decision = decAuto
 		if req.Granted && !(req.Outside && c.permMode == perms.ModeAuto) && needsCard(req) {
@@ -529,12 +350,21 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 			if req.Outside {
 				a.external = "denied"
 			}
-			return denied(ans, ctx)
+			return req.Outside, denied(ans, ctx)
 		}
 	}
 	if req.Outside {
 		a.external = "allowed"
 	}
+	return req.Outside, nil
+}
+
+// runAllowed runs an allowed call once what it waits for is settled: its
+// turn among the session's mutations and a mutation slot, its path
+// resolved again when a card was open, the session's mode, its id
+// reserved. Then the body.
+func (s *Server) runAllowed(ctx context.Context, c *call, a *auditing, tk *ticket, outside bool) *ToolResult {
+	p, t := c.p, c.tool
 
 	if tk != nil && tk.mutation {
 		if err := tk.rt.mut.wait(ctx, tk.n); err != nil {
@@ -554,15 +384,13 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	// resolve again and insist on the approved location (design section
 	// 4); the file operations then pin its directory themselves.
 	if a.prompted && c.hasTarget {
-		c.pre.close()
-		c.pre = nil
 		again, err := c.roots.Recheck(c.target)
 		if err != nil {
-			if req.Outside {
+			if outside {
 				a.external = "denied"
 			}
 			a.decision = decPolicy
-			return failResult(CodeToolDenied, "the path changed while the permission card was open (%v); the call was not executed", err)
+			return failResult(tools.CodeToolDenied, "the path changed while the permission card was open (%v); the call was not executed", err)
 		}
 		c.target = again
 	}
@@ -585,12 +413,12 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	// does not run: the person approved a tool the plugin no longer
 	// offers as the card showed it (schema, risk). A call that asked no
 	// one runs the tool its line named when read.
-	if a.prompted && t.PluginID != "" && s.tools.get(t.Name) != t {
+	if a.prompted && t.PluginID != "" && s.tools.Get(t.Name) != t {
 		a.decision = decPolicy
-		return failResult(CodeToolDenied, "plugin tool %s was withdrawn or registered again while its card was open; it did not run", t.Name)
+		return failResult(tools.CodeToolDenied, "plugin tool %s was withdrawn or registered again while its card was open; it did not run", t.Name)
 	}
 	if now, err := s.store.GetSession(context.WithoutCancel(ctx), p.SessionID); err != nil {
-		return failResult(CodeToolFailed, "reading the session's mode failed (%v); the call was not run", err)
+		return failResult(tools.CodeToolFailed, "reading the session's mode failed (%v); the call was not run", err)
 	} else if now.Mode != c.sess.Mode {
 		c.sess.Mode = now.Mode
 		if r := s.checkMode(c); r != nil {
@@ -606,16 +434,13 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 			a.decision = decPolicy
 			return duplicate(p.ToolCallID)
 		case err != nil:
-			return failResult(CodeToolFailed, "recording the tool call id failed (%v); the call was not run", err)
+			return failResult(tools.CodeToolFailed, "recording the tool call id failed (%v); the call was not run", err)
 		}
 	}
 	bodyCtx := ctx
-	if t.Class == perms.ClassRead && c.pre == nil {
+	if t.Class == perms.ClassRead {
 		// Every tool has a timeout (design section 3): reads and searches
-		// too, so a Grep of a huge tree cannot run forever. A quick Read
-		// (quick.go) has its bound already, a file of at most a megabyte
-		// on a local disk, and no timer: arming one woke the poller's
-		// thread on every call (7 µs).
+		// too, so a Grep of a huge tree cannot run forever.
 		var cancel context.CancelFunc
 		bodyCtx, cancel = context.WithTimeout(ctx, readToolTimeout)
 		defer cancel()
@@ -625,10 +450,10 @@ func (s *Server) decideAndRun(ctx context.Context, c *call, a *auditing, tk *tic
 	res := s.runBody(bodyCtx, c)
 	a.body = time.Since(bodyStart)
 	if ctx.Err() == nil && errors.Is(bodyCtx.Err(), context.DeadlineExceeded) {
-		res = c.setPath(failResult(CodeToolTimeout, "%s did not finish within %s; narrow the path or pattern", t.Name, readToolTimeout))
+		res = c.setPath(failResult(tools.CodeToolTimeout, "%s did not finish within %s; narrow the path or pattern", t.Name, readToolTimeout))
 	}
 	if res == nil {
-		res = failResult(CodeToolFailed, "%s returned no result", t.Name)
+		res = failResult(tools.CodeToolFailed, "%s returned no result", t.Name)
 	}
 	return res
 }
@@ -669,7 +494,7 @@ const readToolTimeout = 60 * time.Second
 // grantName is what allow-session grants are remembered under: the tool
 // name, and for plugin tools the plugin id with its own tool name, so that
 // two plugins whose ids sanitise alike cannot share a grant.
-func grantName(t *toolDef) string {
+func grantName(t *tools.Def) string {
 	if t.PluginID != "" {
 		return "plugin\x00" + t.PluginID + "\x00" + t.PluginTool
 	}
@@ -682,10 +507,19 @@ func (s *Server) runBody(ctx context.Context, c *call) (res *ToolResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("tool panicked", "tool", c.tool.Name, "toolCallId", c.p.ToolCallID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res = failResult(CodeToolFailed, "%s failed with an internal error; it has been logged", c.tool.Name)
+			res = failResult(tools.CodeToolFailed, "%s failed with an internal error; it has been logged", c.tool.Name)
 		}
 	}()
-	return c.tool.run(ctx, c)
+	ans, err := c.tool.Run(ctx, c.toolCall(), c.typed)
+	res = resultOf(ctx, ans, err)
+	// A body may name a path of its own (BrowserPreview, a submitted
+	// artifact); a result names the call's path unless it was cut short
+	// by its context.
+	c.target, c.hasTarget = c.tc.Target, c.tc.HasTarget
+	if !errors.Is(err, tools.ErrAborted) {
+		c.setPath(res)
+	}
+	return res
 }
 
 // needsCard says whether, without a grant, the request would have asked:
@@ -693,203 +527,4 @@ func (s *Server) runBody(ctx context.Context, c *call) (res *ToolResult) {
 func needsCard(r perms.Request) bool {
 	r.Granted = false
 	return perms.Decide(r).Outcome == perms.Ask
-}
-
-func duplicate(id string) *ToolResult {
-	return failResult(CodeDuplicateToolCall, "tool call %q was already executed in this session; it is not run again", id)
-}
-
-func denied(ans perms.Answer, ctx context.Context) *ToolResult {
-	switch {
-	case ans.Withdrawn:
-		r := failResult(CodeToolDenied, "the permission request was withdrawn unanswered (%s), which is a deny; the tool did not run", context.Cause(ctx))
-		r.Decision = decDeny
-		return r
-	case ans.Decision == "timeout":
-		r := failResult(CodeToolDenied, "permission was not granted in time (the request timed out and was denied); the tool did not run")
-		r.Decision = decTimeout
-		return r
-	case ans.Decision == "cancelled":
-		r := aborted(ctx)
-		r.Decision = decCancel
-		return r
-	case ans.Why != "":
-		r := failResult(CodeToolDenied, "%s, which is a deny; the tool did not run", ans.Why)
-		r.Decision = decDeny
-		return r
-	}
-	r := failResult(CodeToolDenied, "the user denied permission for this tool call; it did not run")
-	r.Decision = decDeny
-	return r
-}
-
-func aborted(ctx context.Context) *ToolResult {
-	why := "cancelled"
-	if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
-		why = cause.Error()
-	}
-	r := failResult(CodeToolAborted, "the tool call was aborted (%s)", why)
-	r.Decision = ""
-	return r
-}
-
-// redactName is a tool name as audited and logged: a name the model made
-// up (no tool has it) may hold a secret; a registered one is kept as is.
-func (s *Server) redactName(name string) string {
-	if s.tools.get(name) != nil {
-		return name
-	}
-	return Redact(name)
-}
-
-// finish fills the envelope, commits the audit row and logs the timing
-// line. The row is committed before the response is written.
-func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResult) (any, error) {
-	res.after = append(res.after, c.after...)
-	res.log = s.log
-	res.ToolCallID = c.p.ToolCallID
-	res.TraceID = newID("tr_")
-	if res.Decision == "" {
-		res.Decision = a.decision
-		if res.Decision == "" {
-			res.Decision = decPolicy
-		}
-	}
-	if res.Content == nil {
-		res.Content = []Content{}
-	}
-	if !res.OK {
-		res.IsError = true
-	}
-	total := time.Since(a.start)
-	res.Timing = Timing{
-		Prompted:         a.prompted,
-		PermissionWaitMs: a.wait.Milliseconds(),
-		DurationMs:       a.body.Milliseconds(),
-		TotalMs:          total.Milliseconds(),
-	}
-	res.Timing.OverheadMs = max(0, res.Timing.TotalMs-res.Timing.PermissionWaitMs-res.Timing.DurationMs)
-
-	canon := c.canonicalArgs()
-	sum := sha256.Sum256(canon)
-	row := store.AuditRow{
-		SessionID: c.p.SessionID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, ToolName: s.redactName(c.p.ToolName),
-		ArgsHash: hex.EncodeToString(sum[:]), ArgsPreview: previewJSON(string(canon), previewMax),
-		ExternalPath: a.external, Decision: res.Decision, Prompted: a.prompted,
-		PermissionWaitMs: res.Timing.PermissionWaitMs, DurationMs: res.Timing.DurationMs,
-		OverheadMs: res.Timing.OverheadMs, TotalMs: res.Timing.TotalMs,
-		OK: res.OK, ErrorCode: res.ErrorCode, Delegate: c.p.Delegate, CreatedAt: store.Now(),
-	}
-	// The audit must land even if the call was cancelled.
-	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row, c.recordCall && c.ran && !c.rt.isDeleted()); err != nil {
-		s.log.Error("audit write failed", "toolCallId", c.p.ToolCallID, "err", err)
-		if !c.ran {
-			msg := "audit write failed: " + err.Error()
-			if !res.OK && res.Message != "" {
-				// What the call's own answer said (that it was not run,
-				// and why) is not lost with it.
-				msg = res.Message + "; and its audit row could not be written: " + err.Error()
-			}
-			return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: msg, Err: err}
-		}
-		if c.recordCall {
-			// A read changed nothing, so nothing is lost by withholding
-			// its result, and answering it unaudited would let a command
-			// that fills the data dir's disk read files unrecorded. Its
-			// id was committed with nothing: the read may be sent again.
-			return nil, &Error{Code: rpcInternal, Kind: CodeToolFailed, Message: "audit write failed, so the read's result is withheld (a read is answered only once its audit row is committed): " + err.Error(), Err: err}
-		}
-		// The body ran: a Write is on disk, a command has run. Answering
-		// a storage error told the model it failed (it would do it again)
-		// and lost the snapshot id that undoes it.
-		res.AuditError = "the call ran, but its audit row could not be written: " + err.Error()
-	}
-	if !s.log.Enabled(ctx, slog.LevelInfo) {
-		return res, nil
-	}
-	// The timing line is logged once the answer is written: formatting
-	// it is no part of what the client waits for.
-	attrs := []any{"sessionId", c.p.SessionID, "turnId", c.p.TurnID, "toolCallId", c.p.ToolCallID, "tool", s.redactName(c.p.ToolName),
-		"decision", res.Decision, "ok", res.OK, "errorCode", res.ErrorCode, "prompted", a.prompted,
-		"permissionWaitMs", res.Timing.PermissionWaitMs, "durationMs", res.Timing.DurationMs,
-		"overheadMs", res.Timing.OverheadMs, "totalMs", res.Timing.TotalMs, "args", row.ArgsPreview}
-	if d, ok := res.Details.(map[string]any); ok {
-		if k, ok := d["mutationFailureKind"]; ok {
-			attrs = append(attrs, "mutationFailureKind", k, "mutationFailureAttempt", d["mutationFailureAttempt"], "terminate", res.Terminate)
-		}
-	}
-	res.after = append(res.after, func() { s.log.Info("tool timing", attrs...) })
-	return res, nil
-}
-
-// rawPath is the explicit path argument as given.
-func (c *call) rawPath() string {
-	if m, ok := c.decoded.(map[string]any); ok {
-		p, _ := m[c.tool.PathArg].(string)
-		return p
-	}
-	var m map[string]json.RawMessage
-	json.Unmarshal(c.args, &m)
-	var p string
-	json.Unmarshal(m[c.tool.PathArg], &p)
-	return p
-}
-
-// resolveTarget classifies the explicit path argument (design section 4).
-func (c *call) resolveTarget() *ToolResult {
-	p := c.rawPath()
-	if c.tool.targetOf != nil {
-		var err error
-		if p, err = c.tool.targetOf(c.args); err != nil {
-			return failResult(CodeInvalidArgument, "invalid arguments: %v", err)
-		}
-	}
-	if p == "" {
-		if !c.tool.PathOptional {
-			return failResult(CodeInvalidArgument, "invalid arguments: args.%s is required", c.tool.PathArg)
-		}
-		if c.sess.WorkspaceRoot == "" {
-			return failResult(CodeNoWorkspace, "%s needs a project: this session has no workspace; give an absolute path inside the scratch directory", c.tool.Name)
-		}
-		p = "."
-	}
-	if c.pre != nil && c.pre.path == p {
-		c.target, c.hasTarget = c.pre.res, true
-		return nil
-	}
-	res, err := c.roots.Resolve(p)
-	switch {
-	case errors.Is(err, sandbox.ErrNoWorkspace):
-		return failResult(CodeNoWorkspace, "this session has no workspace: a relative path has nothing to resolve against")
-	case errors.Is(err, sandbox.ErrInvalidPath):
-		return failResult(CodeInvalidArgument, "invalid arguments: args.%s: %v", c.tool.PathArg, err)
-	case err != nil:
-		return failResult(CodeToolFailed, "cannot resolve path %s: %v", escapeText(p), err)
-	}
-	if !c.tool.PathOptional && namesDirectory(p) {
-		// "a.txt/" or "a.txt/." names a directory (POSIX refuses it with
-		// ENOTDIR); resolution drops the slash, and Write would create
-		// "newdir/" as a file. Only a real directory goes on, for the
-		// tool's own message.
-		if fi, err := sandbox.Stat(res); err != nil || !fi.IsDir() {
-			return failResult(CodeInvalidArgument, "invalid arguments: args.%s ends in a slash, which names a directory, and %s is not one; %s works on files", c.tool.PathArg, res.Display, c.tool.Name)
-		}
-	}
-	c.target, c.hasTarget = res, true
-	return nil
-}
-
-// namesDirectory says p ends in a way that only a directory can: a slash,
-// or a slash and "." or "..".
-func namesDirectory(p string) bool {
-	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") || p == "." || p == ".."
-}
-
-// setPath sets the file-tool fields root and path of a result.
-func (c *call) setPath(r *ToolResult) *ToolResult {
-	if c.hasTarget {
-		r.Root = c.target.Root
-		r.Path = c.target.Display
-	}
-	return r
 }

@@ -30,48 +30,11 @@ func BenchmarkReadExecute(b *testing.B) {
 
 // BenchmarkValidateArgs is the schema check of a small Read.
 func BenchmarkValidateArgs(b *testing.B) {
-	ts, err := builtinTools()
-	if err != nil {
-		b.Fatal(err)
-	}
-	t := ts.get("Read")
+	t := newTestServer(&testing.T{}, &fakeClient{}).tools.Get("Read")
 	args := json.RawMessage(`{"path":"small.txt","offset":3,"limit":10}`)
 	for i := 0; i < b.N; i++ {
 		if err := validateArgs(t, args); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// BenchmarkQuickRead is a small Read as the read goroutine runs it when
-// no input waits (quick.go): Prepare (the ticket, the quick open), the
-// envelope and the encoded answer. No transport.
-func BenchmarkQuickRead(b *testing.B) {
-	s := newTestServerTB(b, &fakeClient{})
-	s.cfg.Quiet = func() bool { return true }
-	s.cfg.Room = func() int64 { return 1 << 20 }
-	ws, _ := filepath.EvalSymlinks(b.TempDir())
-	raw, _ := json.Marshal(map[string]any{"sessionId": "b", "workspaceRoot": ws, "permissionMode": "auto"})
-	if _, err := s.sessionCreate(b.Context(), raw); err != nil {
-		b.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(ws, "small.txt"), []byte("hello\nworld\n"), 0o644)
-	var line []byte
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		p := fmt.Appendf(nil, `{"sessionId":"b","turnId":"t","toolCallId":"c%d","toolName":"Read","args":{"path":"small.txt"}}`, i)
-		run, inline := s.Methods()["tools.execute"].Prepare(p)
-		if !inline {
-			b.Fatal("not quick")
-		}
-		out, err := run(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		if line, err = out.(*ToolResult).AppendJSON(line[:0]); err != nil || !out.(*ToolResult).OK {
-			b.Fatal(err, out)
-		}
-		out.(*ToolResult).AfterReply()
 	}
 }

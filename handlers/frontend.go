@@ -95,14 +95,14 @@ func (s *Server) FrontendTools(ctx context.Context, sessionID string) ([]Fronten
 	infos, _ := s.visibleTools(sess, "")
 	var out []FrontendTool
 	for _, info := range infos {
-		t := s.tools.get(info.Name)
+		t := s.tools.Get(info.Name)
 		if t == nil || t.Name == "BrowserPreview" {
 			continue
 		}
 		switch t.Class {
 		case perms.ClassRead, perms.ClassEdit, perms.ClassExec:
 			out = append(out, FrontendTool{
-				Name: t.Name, Description: t.Description, InputSchema: t.schemaJSON,
+				Name: t.Name, Description: t.Description, InputSchema: t.SchemaJSON,
 				ReadOnly: t.Class == perms.ClassRead, Destructive: t.Class != perms.ClassRead,
 			})
 		}
@@ -122,6 +122,7 @@ func (s *Server) Execute(ctx context.Context, p ExecuteParams) (*ToolResult, err
 // mutations is taken then, whatever order the frontend's goroutines run
 // in afterwards. It is run once with ExecuteArrival, or dropped.
 type Arrival struct {
+	s  *Server
 	p  ExecuteParams
 	tk *ticket
 }
@@ -136,7 +137,7 @@ func (s *Server) Arrive(p ExecuteParams) *Arrival {
 	if tk != nil {
 		tk.partial = true // execute decodes the params with their args
 	}
-	return &Arrival{p: p, tk: tk}
+	return &Arrival{s: s, p: p, tk: tk}
 }
 
 // ExecuteArrival runs a registered call with its args, as Execute does.
@@ -159,7 +160,7 @@ func (s *Server) ExecuteArrival(ctx context.Context, a *Arrival, args json.RawMe
 
 // Drop gives up a registered call that will not run: the mutations after
 // it do not wait for it.
-func (a *Arrival) Drop() { a.tk.release() }
+func (a *Arrival) Drop() { a.s.releaseTicket(a.tk) }
 
 // AbortArrival ends a registered call that will never run (its frontend
 // is closing) the way a native call read as shutdown begins ends: as
@@ -180,7 +181,7 @@ func (s *Server) AbortArrival(a *Arrival) {
 // one, or "" when none does. A frontend that cannot show cards says it in
 // its fail-closed message.
 func (s *Server) ModeWithoutCard(toolName, reason string) string {
-	t := s.tools.get(toolName)
+	t := s.tools.Get(toolName)
 	if t == nil {
 		return ""
 	}

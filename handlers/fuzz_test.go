@@ -18,18 +18,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"hostcore/handlers/tools"
 	"hostcore/store"
 )
-
-// typedArgs gives the struct each built-in tool decodes its args into, for
-// the tools whose struct is declared at package level.
-var typedArgs = map[string]func() any{
-	"Read":  func() any { return new(readArgs) },
-	"Glob":  func() any { return new(globArgs) },
-	"Grep":  func() any { return new(grepArgs) },
-	"Write": func() any { return new(writeArgs) },
-	"Edit":  func() any { return new(editArgs) },
-}
 
 // neverExecuted are tools the fuzzer validates and decodes but does not
 // run: Bash would run whatever the fuzzer writes.
@@ -40,19 +31,17 @@ var neverExecuted = map[string]bool{"Bash": true}
 // tool's struct, and every member the schema calls an integer must fit a
 // Go int. Otherwise json.Unmarshal drops the field silently (its error is
 // not checked in the tools) and the tool runs with its default instead.
-func checkDecodeAgrees(t *testing.T, td *toolDef, args []byte) {
+func checkDecodeAgrees(t *testing.T, td *tools.Def, args []byte) {
 	t.Helper()
-	if mk, ok := typedArgs[td.Name]; ok {
-		if err := json.Unmarshal(args, mk()); err != nil {
-			t.Fatalf("%s: schema accepted %s but the typed decode fails: %v", td.Name, args, err)
-		}
+	if _, err := td.Decode(args); err != nil {
+		t.Fatalf("%s: schema accepted %s but the typed decode fails: %v", td.Name, args, err)
 	}
 	var sch struct {
 		Properties map[string]struct {
 			Type string `json:"type"`
 		} `json:"properties"`
 	}
-	json.Unmarshal(td.schemaJSON, &sch)
+	json.Unmarshal(td.SchemaJSON, &sch)
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
 		t.Fatalf("%s: schema accepted %s, which is not an object", td.Name, args)
@@ -153,7 +142,7 @@ func (e *fuzzEnv) outsideState() string {
 
 func toolNames(s *Server) []string {
 	var names []string
-	for _, t := range s.tools.all() {
+	for _, t := range s.tools.All() {
 		names = append(names, t.Name)
 	}
 	return names
@@ -219,7 +208,7 @@ func FuzzToolArgs(f *testing.F) {
 		if len(args) > 4<<10 {
 			return
 		}
-		td := e.s.tools.get(names[int(which)%len(names)])
+		td := e.s.tools.Get(names[int(which)%len(names)])
 		trimmed := bytes.TrimSpace(args)
 		if json.Valid(trimmed) && len(trimmed) > 0 && trimmed[0] == '{' {
 			if validateArgs(td, trimmed) == nil {
@@ -256,4 +245,14 @@ func FuzzToolArgs(f *testing.F) {
 			t.Fatalf("%s %s changed what lies outside the workspace:\nbefore:\n%s\nafter:\n%s\nresult: %s", td.Name, trimmed, e.snapshot, got, wire)
 		}
 	})
+}
+
+// validateArgs checks args against the tool's schema and names the first
+// failing field.
+func validateArgs(t *tools.Def, args json.RawMessage) error {
+	v, err := decodeAny(args)
+	if err != nil {
+		return errors.New("args: " + err.Error())
+	}
+	return t.Validate(v)
 }

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
+	"hostcore/perms/redact"
 )
 
 // delegateTools are the only tools a subagent definition may grant (design
@@ -24,33 +26,24 @@ func (s *Server) checkMode(c *call) *ToolResult {
 			return failResult(v.Code, "%s", v.Message)
 		}
 	}
-	if !t.availableIn(mode) {
+	if !t.AvailableIn(mode) {
 		switch t.Name {
 		case "EnterPlanMode", "EnterGoalMode":
-			return failResult(CodeWrongMode, "%s is only available in agent mode; the session is in %s mode", t.Name, mode)
+			return failResult(tools.CodeWrongMode, "%s is only available in agent mode; the session is in %s mode", t.Name, mode)
 		case "SubmitPlan", "SubmitGoal":
 			if mode == perms.OpAgent {
-				return failResult(CodeWrongMode, "%s is only available in its own mode; the session is in agent mode", t.Name)
+				return failResult(tools.CodeWrongMode, "%s is only available in its own mode; the session is in agent mode", t.Name)
 			}
 		}
-		return failResult(CodeToolDenied, "%s is not available in %s mode", t.Name, mode)
+		return failResult(tools.CodeToolDenied, "%s is not available in %s mode", t.Name, mode)
 	}
 	if c.p.BatchSize != nil && *c.p.BatchSize < 1 {
-		return failResult(CodeInvalidArgument, "batchSize must be at least 1 (the calls in this call's assistant batch); it is %d", *c.p.BatchSize)
+		return failResult(tools.CodeInvalidArgument, "batchSize must be at least 1 (the calls in this call's assistant batch); it is %d", *c.p.BatchSize)
 	}
-	if t.AloneInBatch() && c.p.BatchSize != nil && *c.p.BatchSize != 1 {
-		return failResult(CodeNotAlone, "%s must be the only tool call in its assistant batch (batchSize is %d)", t.Name, *c.p.BatchSize)
+	if t.AloneInBatch && c.p.BatchSize != nil && *c.p.BatchSize != 1 {
+		return failResult(tools.CodeNotAlone, "%s must be the only tool call in its assistant batch (batchSize is %d)", t.Name, *c.p.BatchSize)
 	}
 	return nil
-}
-
-// AloneInBatch says the tool must be the only call of its batch.
-func (t *toolDef) AloneInBatch() bool {
-	switch t.Name {
-	case "EnterPlanMode", "EnterGoalMode", "SubmitPlan", "SubmitGoal":
-		return true
-	}
-	return false
 }
 
 // checkDelegate judges a delegate's call by its definition's rights, never
@@ -64,9 +57,9 @@ func (s *Server) checkDelegate(ctx context.Context, c *call) *ToolResult {
 	// matrix already refuses Edit and Write there; a delegate's Bash is
 	// refused too, while its reads stay allowed.
 	if c.sess.Mode != perms.OpAgent && c.tool.Class == perms.ClassExec {
-		return failResult(CodeToolDenied, "delegate %q cannot run %s in %s mode: delegates only read during a contract negotiation", c.p.Delegate, c.tool.Name, c.sess.Mode)
+		return failResult(tools.CodeToolDenied, "delegate %q cannot run %s in %s mode: delegates only read during a contract negotiation", c.p.Delegate, c.tool.Name, c.sess.Mode)
 	}
-	var defs []Subagent
+	var defs []tools.Subagent
 	json.Unmarshal([]byte(c.sess.Subagents), &defs)
 	for _, d := range defs {
 		if d.Name != c.p.Delegate {
@@ -77,9 +70,9 @@ func (s *Server) checkDelegate(ctx context.Context, c *call) *ToolResult {
 				return nil
 			}
 		}
-		return failResult(CodeToolDenied, "delegate %q may not call %s: its definition grants %v", d.Name, c.tool.Name, d.Tools)
+		return failResult(tools.CodeToolDenied, "delegate %q may not call %s: its definition grants %v", d.Name, c.tool.Name, d.Tools)
 	}
-	return failResult(CodeToolDenied, "unknown delegate %q: the session has no such subagent definition", c.p.Delegate)
+	return failResult(tools.CodeToolDenied, "unknown delegate %q: the session has no such subagent definition", c.p.Delegate)
 }
 
 // Bounds of session.configure {subagents}: each dropped tool name gives a
@@ -100,7 +93,7 @@ func isEmptyArray(raw json.RawMessage) bool {
 // parseSubagents validates definitions: tools drawn only from the seven;
 // none declared means Read, Glob, Grep; "*" means all seven; unknown names
 // are dropped with a warning.
-func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
+func parseSubagents(raw json.RawMessage) ([]tools.Subagent, []string, error) {
 	var in []struct {
 		Name  string          `json:"name"`
 		Tools json.RawMessage `json:"tools"`
@@ -116,7 +109,7 @@ func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
 		allowed[t] = true
 	}
 	seen := map[string]bool{}
-	out := []Subagent{}
+	out := []tools.Subagent{}
 	warnings := []string{}
 	for i, d := range in {
 		if d.Name == "" {
@@ -133,7 +126,7 @@ func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
 			return nil, nil, invalidParams("invalid params: subagent %q is defined twice", d.Name)
 		}
 		seen[d.Name] = true
-		def := Subagent{Name: d.Name}
+		def := tools.Subagent{Name: d.Name}
 		switch {
 		case len(d.Tools) == 0 || string(d.Tools) == "null" || isEmptyArray(d.Tools):
 			// An empty list declares none too (design section 10.2).
@@ -158,7 +151,7 @@ func parseSubagents(raw json.RawMessage) ([]Subagent, []string, error) {
 					}
 				case !dropped[n]:
 					dropped[n] = true
-					warnings = append(warnings, fmt.Sprintf("subagent %q: tool %q cannot be assigned to a delegate and was dropped", d.Name, bound(n, 128)))
+					warnings = append(warnings, fmt.Sprintf("subagent %q: tool %q cannot be assigned to a delegate and was dropped", d.Name, redact.Bound(n, 128)))
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"hostcore/handlers/tools"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,7 @@ func TestWriteOverSpecialFilesIsInvalidArgument(t *testing.T) {
 	for _, name := range []string{"fifo", "dir"} {
 		args, _ := json.Marshal(map[string]string{"path": name, "content": "x"})
 		r := run(t, s, ExecuteParams{SessionID: "w", ToolCallID: "w-" + name, ToolName: "Write", Args: args})
-		if r.OK || r.ErrorCode != CodeInvalidArgument || strings.Contains(r.Message, "snapshot") {
+		if r.OK || r.ErrorCode != tools.CodeInvalidArgument || strings.Contains(r.Message, "snapshot") {
 			t.Fatalf("Write over %s: %s %q", name, r.ErrorCode, r.Message)
 		}
 	}
@@ -72,7 +73,7 @@ func TestTrailingSlashNamesADirectory(t *testing.T) {
 		{"Write", `{"path":"a.txt/","content":"x"}`},
 	} {
 		r := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "c" + string(rune('0'+i)), ToolName: tc.tool, Args: json.RawMessage(tc.args)})
-		if r.OK || r.ErrorCode != CodeInvalidArgument || !strings.Contains(r.Message, "slash") {
+		if r.OK || r.ErrorCode != tools.CodeInvalidArgument || !strings.Contains(r.Message, "slash") {
 			t.Fatalf("%s %s: %s %q", tc.tool, tc.args, r.ErrorCode, r.Message)
 		}
 	}
@@ -107,7 +108,7 @@ func TestCancelledBeforeItStartsIsAborted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.tool, err)
 		}
-		if r := out.(*ToolResult); r.ErrorCode != CodeToolAborted {
+		if r := out.(*ToolResult); r.ErrorCode != tools.CodeToolAborted {
 			t.Fatalf("%s cancelled before it started: %s %q", tc.tool, r.ErrorCode, r.Message)
 		}
 		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
@@ -143,7 +144,7 @@ func TestIDOfACallThatNeverRanIsFree(t *testing.T) {
 		if r := run(t, s, p); !r.OK {
 			t.Fatalf("%s sent again after a deny: %s %q", p.ToolName, r.ErrorCode, r.Message)
 		}
-		if r := run(t, s, p); r.ErrorCode != CodeDuplicateToolCall {
+		if r := run(t, s, p); r.ErrorCode != tools.CodeDuplicateToolCall {
 			t.Fatalf("%s sent again after it ran: %s", p.ToolName, r.ErrorCode)
 		}
 	}

@@ -3,11 +3,10 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"hostcore/perms"
+	"hostcore/perms/redact"
 	"hostcore/sandbox"
 )
 
@@ -28,13 +27,13 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		// The file, as it is named: a name shaped like a token is a
 		// name (see cardPreview).
 		if c.target.Root == sandbox.RootWorkspace {
-			card["path"] = escapeText(c.target.Display)
+			card["path"] = redact.EscapeText(c.target.Display)
 		} else {
-			card["path"] = escapeText(c.target.Abs)
+			card["path"] = redact.EscapeText(c.target.Abs)
 		}
 	}
 	if c.p.Delegate != "" {
-		card["delegate"] = escapeText(c.p.Delegate)
+		card["delegate"] = redact.EscapeText(c.p.Delegate)
 	}
 	asker := perms.AskerFunc(func(ctx context.Context, within time.Duration) (string, error) {
 		// The reply's member is read by its exact name: Go would also take
@@ -79,68 +78,23 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 // are. What a Write or an Edit puts in a file loses its secrets
 // (redactCard): it runs, if ever, under a card of its own.
 func (c *call) cardPreview() string {
-	if c.tool.preview == nil {
-		return previewJSONWith(string(c.canonicalArgs()), cardPreviewMax, redactCard, false)
+	head, body, ok := c.tool.Preview(c.toolCall(), c.typed)
+	if !ok {
+		return redact.CardJSON(string(c.canonicalArgs()), redact.CardPreviewMax)
 	}
-	head, body := c.tool.preview(c)
 	if c.tool.Name == "Bash" {
 		// Whole, however long (it is at most maxCommandBytes, and
 		// escaping at most quadruples it): text padded past a cut would
 		// otherwise hide what runs.
-		return bound(escapeText(head), 4*maxCommandBytes+64)
+		return redact.Bound(redact.EscapeText(head), 4*maxCommandBytes+64)
 	}
-	shown, left := cardBody(body)
-	text := escapeText(head) + escapeText("\n"+shown)
-	return boundOf(text, cardPreviewMax, len(text)+left)
-}
-
-// cardBodyMax bounds how much of a Write's content or an Edit's diff is
-// redacted and escaped for its card, which shows 8 KiB: redacting all of
-// a 10 MB content full of secret hints took 18 s before the card came.
-const cardBodyMax = 64 << 10
-
-// cardBody is body redacted for a card (redactCard), from its first
-// cardBodyMax bytes or so, and how many bytes of body it leaves out. The
-// cut never splits what a pattern would hide: it falls at the end of a
-// line, else before a word; and a key block it leaves open (its END may
-// lie past the cut) is shown only up to its BEGIN line.
-func cardBody(body string) (string, int) {
-	if len(body) <= cardBodyMax {
-		return redactCard(body), 0
-	}
-	cut := strings.LastIndexByte(body[:cardBodyMax], '\n') + 1
-	if cut == 0 {
-		cut = strings.LastIndexAny(body[:cardBodyMax], " \t\r\v\f") + 1
-	}
-	if cut == 0 {
-		cut = cardBodyMax // one word of 64 KiB: a token that long is hidden whole
-		for cut > 0 && !utf8.RuneStart(body[cut]) {
-			cut--
-		}
-	}
-	shown := body[:cut]
-	if loc := openKeyBlock(shown); loc >= 0 {
-		shown = shown[:loc]
-	}
-	return redactCard(shown), len(body) - len(shown)
-}
-
-// openKeyBlock is where the line after the last private key block's BEGIN
-// line starts, if no END line follows it in s; -1 otherwise.
-func openKeyBlock(s string) int {
-	begins := keyBlockBegin().FindAllStringIndex(s, -1)
-	if len(begins) == 0 {
-		return -1
-	}
-	last := begins[len(begins)-1][1]
-	if keyBlockEnd().MatchString(s[last:]) {
-		return -1
-	}
-	return last
+	shown, left := redact.CardBody(body)
+	text := redact.EscapeText(head) + redact.EscapeText("\n"+shown)
+	return redact.BoundOf(text, redact.CardPreviewMax, len(text)+left)
 }
 
 // replyText is a card reply as the log shows it: bounded, escaped.
 func replyText(reply map[string]json.RawMessage) string {
 	b, _ := json.Marshal(reply)
-	return bound(escapeText(string(b)), 200)
+	return redact.Bound(redact.EscapeText(string(b)), 200)
 }

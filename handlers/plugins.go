@@ -14,7 +14,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
+	"hostcore/perms/redact"
 )
 
 // Plugin limits (design section 11). pluginTimeout is the tool timeout of
@@ -24,8 +26,6 @@ const (
 	pluginTimeout        = 60 * time.Second
 	pluginGrant          = "agent.tool.register"
 	pluginDescriptionMax = 1024
-	pluginOutputMax      = 256 << 10
-	pluginDetailsMax     = 64 << 10
 	// Schema bounds. plugins.register runs before the next line is read,
 	// and the schema compiler's time grows faster than the schema: a
 	// 95 KB schema 4,500 levels deep took 75 s, and every card answered
@@ -92,7 +92,7 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 		// Registering replaces a plugin's tools: one that no longer holds
 		// the grant keeps none of those it registered with it.
 		msg := fmt.Sprintf("plugin %q lacks the %s grant; no tool was registered", p.PluginID, pluginGrant)
-		if n := s.tools.dropPlugin(p.PluginID); n > 0 {
+		if n := s.tools.DropPlugin(p.PluginID); n > 0 {
 			msg += fmt.Sprintf(", and the %d it had registered were withdrawn", n)
 		}
 		return map[string]any{"tools": []string{}, "message": msg}, nil
@@ -101,7 +101,7 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 		return nil, invalidParams("invalid params: %d tools; a plugin registers at most %d", len(p.Tools), pluginToolsMax)
 	}
 	safe := pluginSafe(p.PluginID)
-	defs := make([]*toolDef, 0, len(p.Tools))
+	defs := make([]*tools.Def, 0, len(p.Tools))
 	schemaBytes := 0
 	names := make([]string, 0, len(p.Tools))
 	seen := map[string]bool{}
@@ -114,7 +114,7 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 			return nil, invalidParams("invalid params: tools[%d]: %s is registered twice", i, exposed)
 		}
 		seen[exposed] = true
-		if old := s.tools.get(exposed); old != nil && old.PluginID != p.PluginID {
+		if old := s.tools.Get(exposed); old != nil && old.PluginID != p.PluginID {
 			return nil, invalidParams("invalid params: tools[%d]: %s is already registered by plugin %q", i, exposed, old.PluginID)
 		}
 		doc := []byte(t.InputSchema)
@@ -147,52 +147,27 @@ func (s *Server) pluginsRegister(ctx context.Context, raw json.RawMessage) (any,
 			desc = fmt.Sprintf("Tool %s of plugin %s.", t.Name, p.PluginID)
 		}
 		if len(desc) > pluginDescriptionMax {
-			desc = cutAt(desc, pluginDescriptionMax) + "…"
+			desc = tools.CutAt(desc, pluginDescriptionMax) + "…"
 		}
-		defs = append(defs, &toolDef{
-			Name: exposed, Class: perms.ClassPlugin, Risk: risk, Description: desc,
+		d := tools.Plugin(tools.Spec{Name: exposed, Class: perms.ClassPlugin, Risk: risk, Description: desc,
 			Deferred: true, Modes: []string{perms.OpAgent},
 			// High-risk tools are unavailable without a session project
 			// (design section 4b).
 			NeedsWorkspace: risk == perms.RiskHigh,
-			schema:         sc, schemaJSON: json.RawMessage(compact.Bytes()),
-			run:      runPlugin(p.PluginID, t.Name, pluginTimeout),
-			PluginID: p.PluginID, PluginTool: t.Name,
-		})
+			PluginID:       p.PluginID, PluginTool: t.Name}, s.pluginTimeout)
+		d.Schema, d.SchemaJSON = sc, json.RawMessage(compact.Bytes())
+		defs = append(defs, d)
 		names = append(names, exposed)
 	}
-	s.tools.mu.Lock()
-	s.tools.dropPluginLocked(p.PluginID)
-	for _, d := range defs {
-		s.tools.byName[d.Name] = d
-	}
-	s.tools.mu.Unlock()
+	s.tools.ReplacePlugin(p.PluginID, defs)
 	s.log.Info("plugin tools registered", "pluginId", p.PluginID, "tools", names)
 	return map[string]any{"tools": names}, nil
-}
-
-// dropPlugin withdraws every tool of a plugin and says how many there were.
-func (ts *toolset) dropPlugin(id string) int {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return ts.dropPluginLocked(id)
-}
-
-func (ts *toolset) dropPluginLocked(id string) int {
-	n := 0
-	for name, t := range ts.byName {
-		if t.PluginID == id {
-			delete(ts.byName, name)
-			n++
-		}
-	}
-	return n
 }
 
 // unreadable reports characters a name shown to a model or a person must
 // not hold: controls and invisible format characters.
 func unreadable(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || isInvisibleFormat(r) || r == utf8.RuneError
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || redact.IsInvisibleFormat(r) || r == utf8.RuneError
 }
 
 // jsonDepth is the deepest nesting of objects and arrays in JSON text.
@@ -230,96 +205,4 @@ func compilePluginSchema(name string, doc []byte) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	return c.Compile(url)
-}
-
-// pluginReply is the client's answer to plugin.invoke.
-type pluginReply struct {
-	Content *[]Content      `json:"content"` // required (PROTOCOL section 5)
-	IsError bool            `json:"isError"`
-	Details json.RawMessage `json:"details"`
-}
-
-// runPlugin runs a plugin tool by asking the client (design section 11):
-// by the time it runs the envelope has validated the args against the
-// registered schema and applied the mode matrix and permission policy.
-func runPlugin(pluginID, tool string, timeout time.Duration) func(ctx context.Context, c *call) *ToolResult {
-	return func(ctx context.Context, c *call) *ToolResult {
-		tctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		var reply pluginReply
-		err := c.s.client.Call(tctx, "plugin.invoke", map[string]any{
-			"sessionId": c.sess.ID, "toolCallId": c.p.ToolCallID, "pluginId": pluginID, "toolName": tool, "args": c.args,
-		}, &reply)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return aborted(ctx)
-		case err != nil && tctx.Err() != nil:
-			return failResult(CodeToolTimeout, "plugin tool %s did not answer within %s", c.tool.Name, timeout)
-		case err != nil:
-			return failResult(CodeToolFailed, "plugin tool %s failed: %s", c.tool.Name, replyErrorText(err))
-		case reply.Content == nil:
-			// {"foo":1} or null was taken for an empty success.
-			return failResult(CodeToolFailed, "plugin tool %s failed: its reply is malformed: content is required (an array of {type, text})", c.tool.Name)
-		}
-		content := make([]Content, 0, len(*reply.Content))
-		budget := pluginOutputMax
-		for _, b := range *reply.Content {
-			if b.Type == "" {
-				b.Type = "text"
-			}
-			if b.Type != "text" {
-				// Only text reaches the model (PROTOCOL section 5: {type,
-				// text}); an image's data was dropped without a word.
-				b.Type, b.Text = "text", fmt.Sprintf("[a block of type %q from the plugin, not shown: only text is passed on]", escapeText(cutAt(b.Type, 64)))
-			}
-			if len(b.Text) > budget {
-				b.Text = cutAt(b.Text, budget) + "\n…[output cut]"
-				content = append(content, b)
-				break
-			}
-			budget -= len(b.Text)
-			content = append(content, b)
-		}
-		r := &ToolResult{OK: !reply.IsError, Content: content}
-		if reply.IsError {
-			r.IsError, r.ErrorCode = true, CodeToolFailed
-			r.Message = "plugin tool " + c.tool.Name + " reported an error"
-			if len(content) > 0 && content[0].Text != "" {
-				r.Message = preview(content[0].Text, previewMax)
-			}
-		}
-		if d := bytes.TrimSpace(reply.Details); len(d) > 0 && string(d) != "null" && len(d) <= pluginDetailsMax {
-			r.Details = json.RawMessage(d)
-		}
-		return r
-	}
-}
-
-// cutAt cuts s to at most n bytes at a UTF-8 boundary.
-func cutAt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
-}
-
-// replyErrorText says why a plugin call failed: an error the client sent,
-// or a reply of the wrong shape, named in JSON terms.
-func replyErrorText(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return "its reply is malformed: " + jsonErrorText(err)
-	}
-	// The client's own message, without the library's framing, and
-	// redacted like every text hostcore passes on from a tool.
-	msg := err.Error()
-	if strings.HasPrefix(msg, "jsonrpc2: code ") {
-		if _, m, ok := strings.Cut(msg, " message: "); ok {
-			msg = m
-		}
-	}
-	return preview(msg, previewMax)
 }

@@ -1,18 +1,14 @@
 package handlers
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"hostcore/handlers/tools"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 )
 
@@ -38,8 +34,8 @@ func TestReadWindowsAndNotices(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "big.txt"), []byte(b.String()), 0o644)
 
 	r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "a", ToolName: "Read", Args: readArgsJSON("big.txt", 0, 0)})
-	d := r.Details.(ReadDetails)
-	if !r.OK || !d.Truncated || d.StartLine != 1 || d.EndLine != readDefaultLines || d.TotalLines == nil || *d.TotalLines != 2500 {
+	d := r.Details.(tools.ReadDetails)
+	if !r.OK || !d.Truncated || d.StartLine != 1 || d.EndLine != tools.ReadDefaultLines || d.TotalLines == nil || *d.TotalLines != 2500 {
 		t.Fatalf("default window: ok=%v details=%+v", r.OK, d)
 	}
 	text := r.Content[0].Text
@@ -51,13 +47,13 @@ func TestReadWindowsAndNotices(t *testing.T) {
 	}
 
 	r = run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "b", ToolName: "Read", Args: readArgsJSON("big.txt", 2499, 5)})
-	d = r.Details.(ReadDetails)
+	d = r.Details.(tools.ReadDetails)
 	if r.Content[0].Text != "2499\tline 2499\n2500\tline 2500\n" || d.Truncated || d.EndLine != 2500 {
 		t.Fatalf("tail window: %q %+v", r.Content[0].Text, d)
 	}
 
 	r = run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "c", ToolName: "Read", Args: readArgsJSON("big.txt", 3000, 0)})
-	if r.OK || r.ErrorCode != CodeInvalidArgument {
+	if r.OK || r.ErrorCode != tools.CodeInvalidArgument {
 		t.Fatalf("offset past the end: %+v", r)
 	}
 }
@@ -73,10 +69,10 @@ func TestReadCutsLongLinesOnRuneBoundaries(t *testing.T) {
 		t.Fatal("cut line is not valid UTF-8")
 	}
 	first, rest, _ := strings.Cut(text, "\n")
-	if got := strings.Count(first, "é"); got != readMaxLineChars {
-		t.Fatalf("kept %d characters, want %d", got, readMaxLineChars)
+	if got := strings.Count(first, "é"); got != tools.ReadMaxLineChars {
+		t.Fatalf("kept %d characters, want %d", got, tools.ReadMaxLineChars)
 	}
-	if !strings.Contains(first, fmt.Sprintf("[line cut: %d more characters]", 100_000-readMaxLineChars)) {
+	if !strings.Contains(first, fmt.Sprintf("[line cut: %d more characters]", 100_000-tools.ReadMaxLineChars)) {
 		t.Fatalf("no cut marker: %q", first[len(first)-60:])
 	}
 	if rest != "2\tshort\n" {
@@ -113,7 +109,7 @@ func TestReadHugeFileReadsOnlyTheWindow(t *testing.T) {
 	}
 	f.Close()
 	r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "a", ToolName: "Read", Args: readArgsJSON("huge.log", 0, 10)})
-	d := r.Details.(ReadDetails)
+	d := r.Details.(tools.ReadDetails)
 	if !r.OK || !d.Truncated || d.TotalLines != nil || d.EndLine != 10 {
 		t.Fatalf("huge file: ok=%v %+v %q", r.OK, d, r.Message)
 	}
@@ -123,7 +119,7 @@ func TestReadHugeFileReadsOnlyTheWindow(t *testing.T) {
 }
 
 // TestReadStopsInsideAGiantFirstLine: a file too big to count whose first
-// line runs past readCountLimit is read no further than that with limit 10
+// line runs past tools.ReadCountLimit is read no further than that with limit 10
 // (a review: a 2 GB file of one line took 5.4 s to count the cut
 // characters). Past the budget the file is a hole of NULs, so reading on
 // would refuse it as binary instead of answering.
@@ -131,7 +127,7 @@ func TestReadStopsInsideAGiantFirstLine(t *testing.T) {
 	s := newTestServer(t, &fakeClient{})
 	ws := newSession(t, s, "r", "agent", "ask")
 	p := filepath.Join(ws, "oneline.log")
-	if err := os.WriteFile(p, bytes.Repeat([]byte("q"), readCountLimit+128<<10), 0o644); err != nil {
+	if err := os.WriteFile(p, bytes.Repeat([]byte("q"), tools.ReadCountLimit+128<<10), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Truncate(p, 2<<30); err != nil {
@@ -141,41 +137,13 @@ func TestReadStopsInsideAGiantFirstLine(t *testing.T) {
 	if !r.OK {
 		t.Fatalf("giant line: %+v", r)
 	}
-	d := r.Details.(ReadDetails)
+	d := r.Details.(tools.ReadDetails)
 	text := r.Content[0].Text
 	if !d.Truncated || d.TotalLines != nil || d.EndLine != 1 ||
-		!strings.HasPrefix(text, "1\t"+strings.Repeat("q", readMaxLineChars)+"… [line cut: more than ") ||
+		!strings.HasPrefix(text, "1\t"+strings.Repeat("q", tools.ReadMaxLineChars)+"… [line cut: more than ") ||
 		!strings.Contains(text, "the rest of the line was not read]") ||
 		!strings.Contains(text, "use offset 2 to continue") {
 		t.Fatalf("giant line: %+v %q", d, text[len(text)-200:])
-	}
-}
-
-// TestReadLineBudget: with a budget, readLine stops inside a line longer
-// than it and says so; a line that ends within it is whole.
-func TestReadLineBudget(t *testing.T) {
-	br := bufio.NewReaderSize(repeatReader('x'), 64<<10)
-	line, dropped, err := readLine(t.Context(), br, 10, 1<<20)
-	if !errors.Is(err, errLineUnfinished) || string(line) != "xxxxxxxxxx" || dropped < 1<<20-10 || dropped > 1<<20+64<<10 {
-		t.Fatalf("endless line: %q %d %v", line, dropped, err)
-	}
-	br = bufio.NewReaderSize(strings.NewReader(strings.Repeat("y", 100<<10)+"\nnext\n"), 64<<10)
-	line, dropped, err = readLine(t.Context(), br, 10, 1<<20)
-	if err != nil || string(line) != "yyyyyyyyyy" || dropped != 100<<10-10 {
-		t.Fatalf("line within the budget: %q %d %v", line, dropped, err)
-	}
-	// A line that ends exactly at the budget is whole (a review: one of
-	// 64 MiB was called unfinished), with "\n", "\r\n" or the end of input.
-	for _, end := range []string{"\nnext\n", "\r\nnext\n", ""} {
-		br = bufio.NewReaderSize(strings.NewReader(strings.Repeat("z", 1<<20)+end), 64<<10)
-		line, dropped, err = readLine(t.Context(), br, 10, 1<<20)
-		if (err != nil && err != io.EOF) || string(line) != "zzzzzzzzzz" || dropped != 1<<20-10 {
-			t.Fatalf("line ending %q at the budget: %q %d %v", end, line, dropped, err)
-		}
-	}
-	br = bufio.NewReaderSize(strings.NewReader(strings.Repeat("z", 1<<20)+"\rz\n"), 64<<10)
-	if _, dropped, err = readLine(t.Context(), br, 10, 1<<20); !errors.Is(err, errLineUnfinished) || dropped != 1<<20-10 {
-		t.Fatalf("a '\\r' that does not end the line at the budget: %d %v", dropped, err)
 	}
 }
 
@@ -210,35 +178,6 @@ func TestReadRefusesNULPastTheSniff(t *testing.T) {
 	}
 }
 
-// TestReadLineStopsAtCancel: a line of text without end is read in buffers
-// with the context checked between them.
-func TestReadLineStopsAtCancel(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	endless := io.MultiReader(strings.NewReader("start"), repeatReader('x'))
-	br := bufio.NewReaderSize(endless, 64<<10)
-	done := make(chan error, 1)
-	go func() { _, _, err := readLine(ctx, br, readMaxLineChars, 0); done <- err }()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("readLine = %v, want context.Canceled", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("readLine kept reading an endless line after the context was cancelled")
-	}
-}
-
-// repeatReader is an endless stream of one byte.
-type repeatReader byte
-
-func (r repeatReader) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = byte(r)
-	}
-	return len(p), nil
-}
-
 // A window that ends exactly at the end of the file is not truncated (a
 // review: "use offset 2001 to continue", and offset 2001 was refused), and
 // the '\r' of a CRLF line of exactly the cut length is no cut character.
@@ -251,14 +190,14 @@ func TestReadWindowEndingWithTheFile(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(ws, "seq2000.txt"), []byte(b.String()), 0o644)
 	os.WriteFile(filepath.Join(ws, "three.txt"), []byte("a\nb\nc\n"), 0o644)
-	os.WriteFile(filepath.Join(ws, "crlf.txt"), []byte(strings.Repeat("x", readMaxLineChars)+"\r\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "crlf.txt"), []byte(strings.Repeat("x", tools.ReadMaxLineChars)+"\r\n"), 0o644)
 	for i, c := range []struct {
 		path  string
 		limit int
 	}{{"seq2000.txt", 0}, {"three.txt", 3}, {"crlf.txt", 0}} {
 		r := run(t, s, ExecuteParams{SessionID: "r", ToolCallID: fmt.Sprint("w", i), ToolName: "Read", Args: readArgsJSON(c.path, 0, c.limit)})
 		text := r.Content[0].Text
-		if d := r.Details.(ReadDetails); d.Truncated || strings.Contains(text, "truncated") || strings.Contains(text, "line cut") {
+		if d := r.Details.(tools.ReadDetails); d.Truncated || strings.Contains(text, "truncated") || strings.Contains(text, "line cut") {
 			t.Errorf("%s limit %d: truncated=%v\n...%s", c.path, c.limit, d.Truncated, text[max(0, len(text)-120):])
 		}
 	}

@@ -3,12 +3,12 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"hostcore/handlers/tools"
 	"hostcore/sandbox"
 )
 
@@ -29,7 +29,7 @@ func TestReviewRecordsTellTheTruth(t *testing.T) {
 		t.Fatalf("binary write review: %+v", r.Review)
 	}
 
-	big := strings.Repeat("x", reviewMaxSnapshot+1)
+	big := strings.Repeat("x", tools.ReviewMaxSnapshot+1)
 	os.WriteFile(filepath.Join(ws, "big.txt"), []byte(big), 0o644)
 	r = run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "big", ToolName: "Write", Args: writeJSON("big.txt", "small now\n")})
 	if !r.OK || r.Review == nil || r.Review.Reversible || !r.Review.Truncated {
@@ -77,8 +77,8 @@ func TestChangeMadeButNotSyncedIsNoFailure(t *testing.T) {
 	defer restore()
 
 	r := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "w", ToolName: "Write", Args: writeJSON("a.txt", "NEW\n")})
-	d, _ := r.Details.(map[string]any)
-	if !r.OK || r.Review == nil || !strings.Contains(fmt.Sprint(d["warning"]), "power loss") || !strings.Contains(r.Content[0].Text, "Warning:") {
+	d, _ := r.Details.(tools.WriteDetails)
+	if !r.OK || r.Review == nil || !strings.Contains(d.Warning, "power loss") || !strings.Contains(r.Content[0].Text, "Warning:") {
 		t.Fatalf("Write whose directory sync failed: %+v %+v", r, r.Review)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "NEW\n" {
@@ -86,7 +86,7 @@ func TestChangeMadeButNotSyncedIsNoFailure(t *testing.T) {
 	}
 	edit, _ := json.Marshal(map[string]string{"path": "a.txt", "old_string": "NEW", "new_string": "EDITED"})
 	r2 := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "e", ToolName: "Edit", Args: edit})
-	if d, _ := r2.Details.(map[string]any); !r2.OK || r2.Review == nil || d["warning"] == nil {
+	if d, _ := r2.Details.(tools.EditDetails); !r2.OK || r2.Review == nil || d.Warning == "" {
 		t.Fatalf("Edit whose directory sync failed: %+v", r2)
 	}
 	created := run(t, s, ExecuteParams{SessionID: "d", ToolCallID: "c", ToolName: "Write", Args: writeJSON("new.txt", "x")})

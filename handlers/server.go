@@ -1,7 +1,3 @@
-// Package handlers implements hostcore's methods: lifecycle and settings,
-// sessions, the tools.execute envelope and every tool. Each method family
-// or tool has its own file; policy lives in perms, containment and
-// processes in sandbox, persistence in store.
 package handlers
 
 import (
@@ -10,17 +6,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
 	"sync"
 	"time"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/rpc"
-	"hostcore/sandbox"
 	"hostcore/sandbox/process"
 	"hostcore/store"
 )
@@ -67,12 +61,6 @@ type Config struct {
 	// off by default, so that a command runs as it would in the user's
 	// terminal.
 	BatchCommands bool
-	// Quiet, when set, says whether the connection has nothing under way
-	// (rpc.Server.Quiet), and Room how many bytes of answer can be written
-	// now without blocking (rpc.Server.Room); both are called only from
-	// prepareExecute, on the read goroutine (see quickRead).
-	Quiet func() bool
-	Room  func() int64
 }
 
 // Server holds hostcore's state for one connection.
@@ -83,13 +71,16 @@ type Server struct {
 	client Client
 	log    *slog.Logger
 	grants perms.Grants
-	tools  *toolset
+	tools  *tools.Registry
 	slots  chan struct{} // global mutation slots
 	warm   *process.Warm // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
+	// pluginTimeout bounds every plugin call (pluginTimeout; tests shorten it).
+	pluginTimeout time.Duration
 
 	mu        sync.Mutex
 	sessions  map[string]*runtime // in-memory state per session id
 	pathLocks map[string]*pathLock
+	lookups   lookups // the session lookups of calls already read (ticket.go)
 }
 
 // New builds a Server. It fails if a tool schema does not compile.
@@ -100,17 +91,18 @@ func New(cfg Config, st *store.Store, client Client, log *slog.Logger) (*Server,
 	if cfg.MutationSlots <= 0 {
 		cfg.MutationSlots = 4
 	}
-	ts, err := builtinTools()
-	if err != nil {
+	s := &Server{
+		cfg: cfg, store: st, client: client, log: log,
+		slots:         make(chan struct{}, cfg.MutationSlots),
+		sessions:      map[string]*runtime{},
+		pluginTimeout: pluginTimeout,
+	}
+	var err error
+	if s.tools, err = s.builtinTools(); err != nil {
 		return nil, err
 	}
-	s := &Server{
-		cfg: cfg, store: st, client: client, log: log, tools: ts,
-		slots:    make(chan struct{}, cfg.MutationSlots),
-		sessions: map[string]*runtime{},
-	}
 	if cfg.WarmReaper {
-		s.warm = process.NewWarm(bashWarmIdle)
+		s.warm = process.NewWarm(tools.BashWarmIdle)
 	}
 	return s, nil
 }
@@ -160,12 +152,11 @@ func (s *Server) Methods() rpc.Methods {
 
 // prepareExecute runs on the read goroutine, in arrival order: the
 // mutation ticket of a Write/Edit is taken here so that one session's
-// mutations apply in the order their requests arrived. quick: a small
-// Read answered at once (quickRead).
+// mutations apply in the order their requests arrived. No tool call is
+// answered on the read goroutine.
 func (s *Server) prepareExecute(params json.RawMessage) (rpc.Run, bool) {
 	ticket := s.takeTicket(params)
-	quick := s.quickRead(ticket)
-	return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, quick
+	return func(ctx context.Context) (any, error) { return s.execute(ctx, params, ticket) }, false
 }
 
 // namedParams wraps a method's Prepare: every method takes named params
@@ -197,7 +188,7 @@ func decode(params json.RawMessage, v any) error {
 		params = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(params, v); err != nil {
-		return invalidParams("invalid params: %s", jsonErrorText(err))
+		return invalidParams("invalid params: %s", tools.JSONErrorText(err))
 	}
 	return nil
 }
@@ -217,7 +208,7 @@ func decodeStrict(params json.RawMessage, v any) error {
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return invalidParams("invalid params: unknown member %s; this method takes %s", name, strings.Join(jsonFields(v), ", "))
 		}
-		return invalidParams("invalid params: %s", jsonErrorText(err))
+		return invalidParams("invalid params: %s", tools.JSONErrorText(err))
 	}
 	return nil
 }
@@ -234,245 +225,8 @@ func jsonFields(v any) []string {
 	return names
 }
 
-// jsonErrorText says what is wrong with a decoded value in the client's
-// terms (JSON kinds and member names), never Go's type names.
-func jsonErrorText(err error) string {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return err.Error()
-	}
-	if te.Field == "" {
-		return "the value must be " + jsonKind(te.Type)
-	}
-	return fmt.Sprintf("field %q must be %s", te.Field, jsonKind(te.Type))
-}
-
-// jsonKind names the JSON kind a Go type is decoded from.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == reflect.TypeFor[json.RawMessage]() {
-		return "a JSON value"
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer in range"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	}
-	return "of another kind"
-}
-
 func newID(prefix string) string {
 	var b [12]byte
 	rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
-}
-
-// runtime is the in-memory state of one session.
-type runtime struct {
-	mu      sync.Mutex
-	running map[string]*running // by toolCallId
-	seq     uint64              // the last running.seq given out
-	mut     ticketQueue
-	// failures counts failed mutations per prompt (design section 4d),
-	// keyed kind + "\x00" + path within each (countFailure).
-	failures    map[string]map[string]int // by promptId, then kind and key
-	failPrompts []string                  // the prompts in failures, oldest first
-	deleted     bool
-	shells      shellPins // the shell each recent turn pinned (bash.go)
-	// quick holds the workspace open for quick Reads (quick.go).
-	quick sandbox.QuickDir
-	// modeGate makes a switch into Plan or Goal and the calls those modes
-	// refuse one after the other: such a call holds it for reading from
-	// its last mode check to the end of its body, and the switch holds it
-	// for writing. A Write that passed the check cannot land after the
-	// session entered Plan, and one that has not is checked after.
-	modeGate sync.RWMutex
-}
-
-// running is a call registered in its session: from the moment its line
-// is read until it has been answered.
-type running struct {
-	turnID string
-	seq    uint64        // arrival order within the session
-	done   chan struct{} // closed once the call has ended and been audited
-	// Under the runtime's mu: cancel is nil until the call starts; cause is
-	// the first stop, applied when it starts if it came before.
-	cancel context.CancelCauseFunc
-	cause  error
-	// stopped: the call ended early because it was cancelled
-	// (ToolResult.stopped). Written before done is closed, read after.
-	stopped bool
-}
-
-// register adds a call to the session's running calls; dup reports that one
-// with the same id is still there (and nothing was added).
-func (rt *runtime) register(id, turnID string) (r *running, dup bool) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if _, ok := rt.running[id]; ok {
-		return nil, true
-	}
-	rt.seq++
-	r = &running{turnID: turnID, seq: rt.seq, done: make(chan struct{})}
-	rt.running[id] = r
-	return r, false
-}
-
-// start gives a registered call its cancel function, and applies a stop
-// that came before it started. deleted: the session is being deleted.
-func (rt *runtime) start(r *running, cancel context.CancelCauseFunc) (deleted bool) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	r.cancel = cancel
-	if r.cause != nil {
-		cancel(r.cause)
-	}
-	return rt.deleted
-}
-
-// unregister removes an ended call and wakes whoever waits for its end.
-func (rt *runtime) unregister(id string, r *running) {
-	rt.mu.Lock()
-	if rt.running[id] == r {
-		delete(rt.running, id)
-	}
-	rt.mu.Unlock()
-	close(r.done)
-}
-
-// stop cancels the call, or has it cancelled the moment it starts. The
-// runtime's mu is held.
-func (r *running) stop(cause error) {
-	if r.cause == nil {
-		r.cause = cause
-	}
-	if r.cancel != nil {
-		r.cancel(cause)
-	}
-}
-
-func (s *Server) runtime(id string) *runtime {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rt := s.sessions[id]
-	if rt == nil {
-		rt = &runtime{running: map[string]*running{}, failures: map[string]map[string]int{}}
-		rt.mut.init()
-		s.sessions[id] = rt
-	}
-	return rt
-}
-
-// isDeleted says whether the session is being (or was) deleted.
-func (rt *runtime) isDeleted() bool {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.deleted
-}
-
-func (s *Server) dropRuntime(id string) *runtime {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rt := s.sessions[id]
-	delete(s.sessions, id)
-	if rt != nil {
-		rt.quick.Close()
-	}
-	return rt
-}
-
-// ticketQueue hands out arrival-order tickets and lets holders run one at a
-// time in ticket order. A ticket released before its turn is skipped.
-type ticketQueue struct {
-	mu       sync.Mutex
-	cond     *sync.Cond
-	next     uint64
-	serving  uint64
-	released map[uint64]bool
-}
-
-func (q *ticketQueue) init() {
-	q.cond = sync.NewCond(&q.mu)
-	q.released = map[uint64]bool{}
-}
-
-func (q *ticketQueue) take() uint64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	t := q.next
-	q.next++
-	return t
-}
-
-// wait blocks until t is served or ctx ends.
-func (q *ticketQueue) wait(ctx context.Context, t uint64) error {
-	stop := context.AfterFunc(ctx, func() {
-		q.mu.Lock()
-		q.cond.Broadcast()
-		q.mu.Unlock()
-	})
-	defer stop()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.serving != t {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		q.cond.Wait()
-	}
-	return nil
-}
-
-// release ends ticket t, whether or not it ran.
-func (q *ticketQueue) release(t uint64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.released[t] = true
-	for q.released[q.serving] {
-		delete(q.released, q.serving)
-		q.serving++
-	}
-	q.cond.Broadcast()
-}
-
-// lockPath serialises mutations of one file across sessions, so two
-// sessions editing the same file cannot lose an update.
-func (s *Server) lockPath(abs string) (unlock func()) {
-	s.mu.Lock()
-	if s.pathLocks == nil {
-		s.pathLocks = map[string]*pathLock{}
-	}
-	l := s.pathLocks[abs]
-	if l == nil {
-		l = &pathLock{}
-		s.pathLocks[abs] = l
-	}
-	l.refs++
-	s.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		s.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(s.pathLocks, abs)
-		}
-		s.mu.Unlock()
-	}
-}
-
-type pathLock struct {
-	mu   sync.Mutex
-	refs int
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"time"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/scratch"
 	"hostcore/store"
@@ -17,21 +18,15 @@ import (
 
 // Session is the wire form (PROTOCOL section 3).
 type Session struct {
-	SessionID               string     `json:"sessionId"`
-	WorkspaceRoot           *string    `json:"workspaceRoot"`
-	PermissionMode          string     `json:"permissionMode"`
-	EffectivePermissionMode string     `json:"effectivePermissionMode"`
-	Mode                    string     `json:"mode"`
-	ScratchDir              string     `json:"scratchDir"`
-	Subagents               []Subagent `json:"subagents"`
-	CreatedAt               string     `json:"createdAt"`
-	Warnings                *[]string  `json:"warnings,omitempty"`
-}
-
-// Subagent is a delegate definition (design section 10.2).
-type Subagent struct {
-	Name  string   `json:"name"`
-	Tools []string `json:"tools"`
+	SessionID               string           `json:"sessionId"`
+	WorkspaceRoot           *string          `json:"workspaceRoot"`
+	PermissionMode          string           `json:"permissionMode"`
+	EffectivePermissionMode string           `json:"effectivePermissionMode"`
+	Mode                    string           `json:"mode"`
+	ScratchDir              string           `json:"scratchDir"`
+	Subagents               []tools.Subagent `json:"subagents"`
+	CreatedAt               string           `json:"createdAt"`
+	Warnings                *[]string        `json:"warnings,omitempty"`
 }
 
 // sessionIDPattern keeps ids usable as a directory name: an id names the
@@ -49,7 +44,7 @@ func (s *Server) wireSession(ctx context.Context, row store.Session) (Session, e
 		EffectivePermissionMode: perms.Effective(row.PermissionMode, global),
 		Mode:                    row.Mode,
 		ScratchDir:              scratch.Dir(s.cfg.DataDir, row.ID),
-		Subagents:               []Subagent{},
+		Subagents:               []tools.Subagent{},
 		CreatedAt:               row.CreatedAt,
 	}
 	if row.WorkspaceRoot != "" {
@@ -71,7 +66,7 @@ func (s *Server) loadSession(ctx context.Context, id string) (store.Session, err
 	}
 	row, err := s.store.GetSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return row, appError(CodeSessionNotFound, "session %q not found", id)
+		return row, appError(tools.CodeSessionNotFound, "session %q not found", id)
 	}
 	if err != nil {
 		return row, storageError("looking up session", err)
@@ -82,6 +77,7 @@ func (s *Server) loadSession(ctx context.Context, id string) (store.Session, err
 func validMode(m string) bool { return m == perms.OpAgent || m == perms.OpPlan || m == perms.OpGoal }
 
 func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, error) {
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		SessionID      string  `json:"sessionId"`
 		WorkspaceRoot  *string `json:"workspaceRoot"`
@@ -199,6 +195,7 @@ func (s *Server) sessionList(ctx context.Context, raw json.RawMessage) (any, err
 }
 
 func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any, error) {
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		SessionID      string          `json:"sessionId"`
 		PermissionMode *string         `json:"permissionMode"`
@@ -244,6 +241,7 @@ func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any
 }
 
 func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, error) {
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		SessionID string `json:"sessionId"`
 	}

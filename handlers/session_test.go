@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hostcore/handlers/tools"
 	"strings"
 	"testing"
 )
@@ -19,14 +20,14 @@ func TestStorageErrorIsNotAMissingSession(t *testing.T) {
 		raw, _ := json.Marshal(map[string]string{"sessionId": id})
 		_, err := s.sessionGet(t.Context(), raw)
 		var e *Error
-		if !errors.As(err, &e) || e.Kind != CodeSessionLookupFailed {
+		if !errors.As(err, &e) || e.Kind != tools.CodeSessionLookupFailed {
 			t.Fatalf("%s: got %v, want SESSION_LOOKUP_FAILED", id, err)
 		}
 	}
 	p, _ := json.Marshal(ExecuteParams{SessionID: "other", TurnID: "t", ToolCallID: "c", ToolName: "Read", Args: json.RawMessage(`{"path":"a"}`)})
 	_, err := s.execute(t.Context(), p, nil)
 	var e *Error
-	if !errors.As(err, &e) || e.Kind != CodeSessionLookupFailed {
+	if !errors.As(err, &e) || e.Kind != tools.CodeSessionLookupFailed {
 		t.Fatalf("execute: got %v, want SESSION_LOOKUP_FAILED", err)
 	}
 }

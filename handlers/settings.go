@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"hostcore/handlers/tools"
 	"hostcore/perms"
 )
 
@@ -76,6 +77,7 @@ func (s *Server) settingsGet(ctx context.Context, raw json.RawMessage) (any, err
 // one transaction: a request answered with an error changes nothing (a
 // rejected shell must not leave the mode switched to auto behind it).
 func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, error) {
+	s.settleLookups() // calls read before this line are judged as things stood then (ticket.go)
 	var p struct {
 		DefaultPermissionMode *string         `json:"defaultPermissionMode"`
 		DefaultCommandShell   json.RawMessage `json:"defaultCommandShell"`
@@ -101,7 +103,7 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 				return nil, invalidParams("invalid params: defaultCommandShell must be a string or null")
 			}
 			if !shellAvailable(id) {
-				return nil, appError(CodeShellInvalid, "shell %q is unknown or not available on this platform", id)
+				return nil, appError(tools.CodeShellInvalid, "shell %q is unknown or not available on this platform", id)
 			}
 			changes[keyDefaultShell] = &id
 		}

@@ -1,326 +1,105 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
-	"embed"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
-	"unicode/utf8"
+	"log/slog"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
-	"hostcore/handlers/jsonobj"
-	"hostcore/perms"
+	"hostcore/handlers/tools"
+	"hostcore/perms/redact"
+	"hostcore/sandbox/process"
+	"hostcore/store"
 )
 
-//go:embed schemas/*.json
-var schemaFS embed.FS
+// Prepare compiles the embedded tool schemas now, so main can do it while
+// the database opens.
+func Prepare() error { return tools.Prepare() }
 
-// toolDef is one tool: its policy class, schema and body.
-type toolDef struct {
-	Name        string
-	Class       perms.Class
-	Risk        string
-	Description string
-	// Deferred tools are loaded on demand in Agent mode (design section 2.1).
-	Deferred bool
-	// PathArg names the argument that is an explicit path subject to
-	// containment and the outside-path rule ("" for none). Optional says an
-	// absent path means the workspace root.
-	PathArg      string
-	PathOptional bool
-	// targetOf computes the explicit path from the args when it is not
-	// just the PathArg (Glob folds a climbing pattern prefix into it).
-	targetOf func(args json.RawMessage) (string, error)
-	// Mutation tools are serialised per session in arrival order.
-	Mutation bool
-	// NeedsWorkspace tools answer NO_WORKSPACE in a Temporary session.
-	NeedsWorkspace bool
-	// Modes lists the operating modes the tool is available in; nil = all.
-	Modes []string
-
-	schema     *jsonschema.Schema
-	schemaJSON json.RawMessage
-	// flat checks the common args of a simple schema without the
-	// validator (fastschema.go); nil when the schema says more.
-	flat *flatSchema
-	run  func(ctx context.Context, c *call) *ToolResult
-	// preview is the card's text: head (the command, or the tool and the
-	// path) shown as it is, body (what a file gets) with its secrets
-	// hidden; nil: the redacted args.
-	preview func(c *call) (head, body string)
-	// precheck, if set, runs after argument and path checks and before the
-	// permission decision: a refusal there never shows a card (Bash's
-	// denylist and shell pinning).
-	precheck func(ctx context.Context, c *call) *ToolResult
-
-	// Plugin tools.
-	PluginID, PluginTool string
+// builtinTools is the registry of the built-in tools, each with its
+// compiled schema. A schema that fails to compile stops the program at
+// start-up.
+func (s *Server) builtinTools() (*tools.Registry, error) {
+	defs := []*tools.Def{
+		tools.Read.Def(), tools.Glob.Def(), tools.Grep.Def(), tools.Write.Def(), tools.Edit.Def(), tools.Bash.Def(),
+		tools.NewContext.Def(), tools.ToolSearch.Def(), tools.Task.Def(), tools.Ask.Def(), tools.BrowserPreview.Def(),
+	}
+	return tools.NewRegistry(append(defs, s.modeTools()...)...)
 }
 
-func (t *toolDef) availableIn(mode string) bool {
-	if t.Modes == nil {
-		return true
-	}
-	for _, m := range t.Modes {
-		if m == mode {
-			return true
-		}
-	}
-	return false
-}
-
-type toolset struct {
-	mu     sync.RWMutex
-	byName map[string]*toolDef
-}
-
-func (ts *toolset) get(name string) *toolDef {
-	ts.mu.RLock()
-	defer ts.mu.RUnlock()
-	return ts.byName[name]
-}
-
-func (ts *toolset) add(t *toolDef) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.byName[t.Name] = t
-}
-
-func (ts *toolset) all() []*toolDef {
-	ts.mu.RLock()
-	defer ts.mu.RUnlock()
-	out := make([]*toolDef, 0, len(ts.byName))
-	for _, t := range ts.byName {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// embeddedSchemas are the tool schemas of handlers/schemas, compiled once
-// per process with one compiler (so the meta-schema is checked once, not
-// per schema).
-var embeddedSchemas = sync.OnceValues(func() (map[string]compiledSchema, error) {
-	entries, err := schemaFS.ReadDir("schemas")
-	if err != nil {
-		return nil, err
-	}
-	// Draft-07 covers every keyword these schemas use and compiles in half
-	// the time of 2020-12 (start-up budget). Plugin schemas stay 2020-12.
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft7
-	docs := map[string][]byte{}
-	for _, e := range entries {
-		name := strings.TrimSuffix(e.Name(), ".json")
-		doc, err := schemaFS.ReadFile("schemas/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		if err := c.AddResource("hostcore:///"+name+".json", bytes.NewReader(doc)); err != nil {
-			return nil, fmt.Errorf("schema %s: %w", name, err)
-		}
-		docs[name] = doc
-	}
-	out := map[string]compiledSchema{}
-	for name, doc := range docs {
-		sc, err := c.Compile("hostcore:///" + name + ".json")
-		if err != nil {
-			return nil, fmt.Errorf("schema %s: %w", name, err)
-		}
-		out[name] = compiledSchema{sc, doc}
-	}
-	return out, nil
-})
-
-type compiledSchema struct {
-	schema *jsonschema.Schema
-	doc    json.RawMessage
-}
-
-// Prepare compiles the embedded schemas now, so main can do it while the
-// database opens.
-func Prepare() error {
-	_, err := embeddedSchemas()
-	return err
-}
-
-// builtinTools attaches its compiled schema to every built-in tool. A
-// schema that fails to compile stops the program at start-up.
-func builtinTools() (*toolset, error) {
-	schemas, err := embeddedSchemas()
-	if err != nil {
-		return nil, err
-	}
-	ts := &toolset{byName: map[string]*toolDef{}}
-	for _, t := range builtinDefs() {
-		sc, ok := schemas[t.Name]
-		if !ok {
-			return nil, fmt.Errorf("tool %s has no schema in handlers/schemas", t.Name)
-		}
-		t.schema, t.schemaJSON = sc.schema, sc.doc
-		t.flat = newFlatSchema(sc.schema)
-		ts.add(t)
-	}
-	return ts, nil
-}
-
-// validateArgs checks args against the tool's schema and names the first
-// failing field.
-func validateArgs(t *toolDef, args json.RawMessage) error {
-	v, err := decodeAny(args)
-	if err != nil {
-		return fmt.Errorf("args: %v", err)
-	}
-	return validateValue(t, v)
-}
-
-// validateValue is validateArgs for args already decoded by decodeAny.
-func validateValue(t *toolDef, v any) error {
-	if t.flat != nil && t.flat.accepts(v) {
-		return checkIntegers(t, v)
-	}
-	if err := t.schema.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(describeValidation(ve))
-		}
-		return err
-	}
-	return checkIntegers(t, v)
-}
-
-// checkIntegers refuses integer arguments the tools' int fields cannot
-// hold. JSON Schema counts 1.0 and 1e30 as integers, but encoding/json
-// will not put them in an int: the field would be dropped silently and the
-// tool would run with its default (found by FuzzToolArgs).
-func checkIntegers(t *toolDef, v any) error {
-	obj, ok := v.(map[string]any)
-	// A plugin's args go to the client as they came, never into an int:
-	// its schema alone judges them (1.0 is an integer to JSON Schema).
-	if !ok || t.schema == nil || t.PluginID != "" {
-		return nil
-	}
-	for name, prop := range t.schema.Properties {
-		n, ok := obj[name].(json.Number)
-		if !ok || !slices.Contains(prop.Types, "integer") {
-			continue
-		}
-		if _, err := strconv.ParseInt(string(n), 10, 0); err != nil {
-			return fmt.Errorf("args.%s: want an integer written without fraction or exponent within the int range, got %s", name, n)
-		}
-	}
-	return nil
-}
-
-// describeValidation turns the deepest schema failure into
-// "args.path: expected string, but got number".
-func describeValidation(ve *jsonschema.ValidationError) string {
-	leaf := ve
-	for len(leaf.Causes) > 0 {
-		leaf = leaf.Causes[0]
-	}
-	field := "args" + strings.ReplaceAll(leaf.InstanceLocation, "/", ".")
-	msg := leaf.Message
-	if strings.HasPrefix(msg, "missing properties") || strings.HasPrefix(msg, "additionalProperties") {
-		return field + ": " + msg
-	}
-	return field + ": " + msg
-}
-
-// maxArgValues bounds the JSON values (members, elements, scalars) in one
-// call's args. Decoded into interface{} values every one costs tens of
-// bytes however short its text: a 15 MiB line of "1," cost a gigabyte.
-// Real args are a few values with long strings; Edit's largest list of
-// edits stays far below this.
-const maxArgValues = 100_000
-
-// tooManyValues says whether valid JSON text holds more than maxArgValues
-// values, counting the commas and brackets outside strings without
-// decoding anything.
-func tooManyValues[T ~string | ~[]byte](raw T) bool {
-	n, inString, escaped := 0, false, false
-	for i := range len(raw) {
-		b := raw[i]
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			switch b {
-			case '\\':
-				escaped = true
-			case '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == ',' || b == '[' || b == '{':
-			n++
-			if n > maxArgValues {
-				return true
-			}
-		}
-	}
-	return false
+// policyChecks are the envelope's own checks of a tool's call, run before
+// the permission decision with the tool's precheck: a refusal there never
+// shows a card. They are policy, not the tool's: Bash's denylist and the
+// pinning of the turn's shell.
+var policyChecks = map[string]func(ctx context.Context, c *call) *ToolResult{
+	"Bash": bashPrecheck,
 }
 
 // decodeAny decodes one JSON value as encoding/json does into an
 // interface{}, numbers as json.Number.
-func decodeAny(raw json.RawMessage) (any, error) {
-	if v, ok := decodeFlat(raw); ok {
-		return v, nil
+func decodeAny(raw json.RawMessage) (any, error) { return redact.Decode(raw) }
+
+// toolCall is the call as its tool's body sees it.
+func (c *call) toolCall() *tools.Call {
+	if c.tc == nil {
+		c.tc = &tools.Call{
+			SessionID: c.sess.ID, TurnID: c.p.TurnID, ToolCallID: c.p.ToolCallID, PromptID: c.p.PromptID,
+			MessageID: c.p.MessageID, Delegate: c.p.Delegate, Shell: c.p.Shell, Name: c.tool.Name,
+			Workspace: c.sess.WorkspaceRoot, Scratch: c.scratchDir(), Subagents: subagentsOf(c.sess),
+			Host: c,
+		}
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	c.tc.Target, c.tc.HasTarget = c.target, c.hasTarget
+	return c.tc
 }
 
-// decodeFlat is decodeAny for the args most calls send: one object whose
-// names and strings hold no escape and whose values are strings, numbers,
-// booleans or null, read in one pass without reflection. Anything else is
-// left to decodeAny (false). FuzzDecodeFlat holds the two to the same
-// values.
-func decodeFlat(raw []byte) (map[string]any, bool) {
-	if len(raw) < 2 || raw[0] != '{' || !utf8.Valid(raw) || !json.Valid(raw) {
-		return nil, false
-	}
-	m := make(map[string]any, 4)
-	ok := jsonobj.Members(raw, func(quoted, val []byte) bool {
-		key, plain := jsonobj.Name(quoted)
-		if !plain {
-			return false
-		}
-		var v any
-		switch val[0] {
-		case '"':
-			if bytes.IndexByte(val, '\\') >= 0 {
-				return false
-			}
-			v = string(val[1 : len(val)-1])
-		case 't':
-			v = true
-		case 'f':
-			v = false
-		case 'n':
-			v = nil
-		case '{', '[':
-			return false
-		default:
-			v = json.Number(val)
-		}
-		m[string(key)] = v
-		return true
-	})
-	return m, ok
+// callOf is the envelope's call behind a tool's call (the mode tools,
+// which are the session's).
+func callOf(tc *tools.Call) *call { return tc.Host.(*call) }
+
+// The call is its body's tools.Host.
+
+func (c *call) LockPath(abs string) func() { return c.s.lockPath(abs) }
+
+func (c *call) SaveSnapshot(ctx context.Context, b *tools.Before, after []byte) (*store.Snapshot, error) {
+	return c.s.saveSnapshot(ctx, c, b, after)
 }
+
+func (c *call) DropSnapshot(ctx context.Context, sn *store.Snapshot) { c.s.dropSnapshot(ctx, sn) }
+
+func (c *call) CountFailure(kind, key string) int { return c.countFailure(kind, key) }
+
+func (c *call) Notify(ctx context.Context, method string, params any) {
+	c.s.client.Notify(ctx, method, params)
+}
+
+func (c *call) Request(ctx context.Context, method string, params, result any) error {
+	return c.s.client.Call(ctx, method, params, result)
+}
+
+func (c *call) VisibleTools() []tools.ToolInfo {
+	visible, _ := c.s.visibleTools(c.sess, "")
+	return visible
+}
+
+func (c *call) Log() *slog.Logger { return c.s.log }
+
+func (c *call) Bash() tools.BashHost { return bashHost{c} }
+
+// bashHost is the call as Bash's tools.BashHost.
+type bashHost struct{ c *call }
+
+func (b bashHost) CheckShell(ctx context.Context) (string, error) {
+	shell, r := b.c.checkShell(ctx)
+	if r != nil {
+		return "", &tools.Failure{Code: r.ErrorCode, Message: r.Message}
+	}
+	return shell, nil
+}
+
+func (b bashHost) EnvFile(shell string) string { return b.c.s.bashEnvFile(shell) }
+
+func (b bashHost) Output() func(stream string, seq int, chunks [][]byte) { return b.c.outputNotifier() }
+
+func (b bashHost) Warm() *process.Warm { return b.c.s.warm }
+
+func (b bashHost) Batch() bool { return b.c.s.cfg.BatchCommands }

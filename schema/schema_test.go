@@ -17,6 +17,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"hostcore/handlers"
+	"hostcore/handlers/tools"
 	"hostcore/schema"
 	"hostcore/store"
 )
@@ -36,14 +37,14 @@ var goTypes = []struct {
 	{"/$defs/ExecuteParams", reflect.TypeFor[handlers.ExecuteParams](), false, nil},
 	{"/$defs/ToolResult", reflect.TypeFor[handlers.ToolResult](), true, nil},
 	{"/$defs/Timing", reflect.TypeFor[handlers.Timing](), true, nil},
-	{"/$defs/Content", reflect.TypeFor[handlers.Content](), true, nil},
+	{"/$defs/Content", reflect.TypeFor[tools.Content](), true, nil},
 	{"/$defs/Session", reflect.TypeFor[handlers.Session](), true, nil},
-	{"/$defs/Subagent", reflect.TypeFor[handlers.Subagent](), true, nil},
+	{"/$defs/Subagent", reflect.TypeFor[tools.Subagent](), true, nil},
 	{"/$defs/Settings", reflect.TypeFor[handlers.Settings](), true, nil},
-	{"/$defs/ReviewChange", reflect.TypeFor[handlers.ReviewChange](), true, nil},
-	{"/$defs/DiffHunk", reflect.TypeFor[handlers.DiffHunk](), true, nil},
-	{"/$defs/ToolInfo", reflect.TypeFor[handlers.ToolInfo](), true, nil},
-	{"/$defs/ReadDetails/anyOf/0", reflect.TypeFor[handlers.ReadDetails](), true, nil},
+	{"/$defs/ReviewChange", reflect.TypeFor[tools.ReviewChange](), true, nil},
+	{"/$defs/DiffHunk", reflect.TypeFor[tools.DiffHunk](), true, nil},
+	{"/$defs/ToolInfo", reflect.TypeFor[tools.ToolInfo](), true, nil},
+	{"/$defs/ReadDetails/anyOf/0", reflect.TypeFor[tools.ReadDetails](), true, nil},
 	{"/$defs/AuditRow", reflect.TypeFor[store.AuditRow](), true, []string{"externalPath", "errorCode", "delegate"}},
 }
 

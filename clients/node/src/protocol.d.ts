@@ -1136,9 +1136,21 @@ export interface RpcErrorData {
  * The arguments of the Bash tool.
  */
 export interface BashArgs {
+  /**
+   * The shell command to run with bash -lc in the workspace root.
+   */
   command: string;
+  /**
+   * Seconds before the command's process tree is killed (default and bound: see the tool description).
+   */
   timeout?: number;
+  /**
+   * A few words on what the command does, for the person who approves it.
+   */
   description?: string;
+  /**
+   * Run under a terminal, as one merged output stream, for programs that refuse to run without one.
+   */
   tty?: boolean;
 }
 
@@ -1146,6 +1158,9 @@ export interface BashArgs {
  * The arguments of the BrowserPreview tool.
  */
 export interface BrowserPreviewArgs {
+  /**
+   * Workspace-relative path of the file to open in the Browser panel.
+   */
   path: string;
 }
 
@@ -1153,8 +1168,17 @@ export interface BrowserPreviewArgs {
  * The arguments of the Edit tool.
  */
 export interface EditArgs {
+  /**
+   * File to edit: relative to the workspace root, or an absolute path.
+   */
   path: string;
+  /**
+   * Exact text to replace, as Read shows it (without line numbers); it must occur exactly once in the file.
+   */
   old_string: string;
+  /**
+   * Text to put in its place.
+   */
   new_string: string;
 }
 
@@ -1172,8 +1196,17 @@ export interface EnterPlanModeArgs {}
  * The arguments of the Glob tool.
  */
 export interface GlobArgs {
+  /**
+   * Glob pattern, e.g. "** /*.go" or "src/{a,b}/*.ts".
+   */
   pattern: string;
+  /**
+   * Directory to search (default: the workspace root).
+   */
   path?: string;
+  /**
+   * Most paths to list (default: see the tool description).
+   */
   headLimit?: number;
 }
 
@@ -1181,12 +1214,33 @@ export interface GlobArgs {
  * The arguments of the Grep tool.
  */
 export interface GrepArgs {
+  /**
+   * Regular expression (RE2 syntax) to search for.
+   */
   pattern: string;
+  /**
+   * Directory tree or file to search (default: the workspace root).
+   */
   path?: string;
+  /**
+   * Glob that file names must match, e.g. "*.go".
+   */
   include?: string;
+  /**
+   * Match without regard to case.
+   */
   ignoreCase?: boolean;
+  /**
+   * files_with_matches (default): matching files; count: matches per file; content: matching lines as path:line:text.
+   */
   outputMode?: "content" | "files_with_matches" | "count";
+  /**
+   * Lines of context around each match in content mode.
+   */
   context?: number;
+  /**
+   * Most entries to return (default: see the tool description).
+   */
   headLimit?: number;
 }
 
@@ -1194,8 +1248,17 @@ export interface GrepArgs {
  * The arguments of the Read tool.
  */
 export interface ReadArgs {
+  /**
+   * File to read: relative to the workspace root, or an absolute path (inside the session scratch directory, or elsewhere with permission).
+   */
   path: string;
+  /**
+   * 1-based line to start reading at (default 1).
+   */
   offset?: number;
+  /**
+   * Most lines to return (default and bounds: see the tool description).
+   */
   limit?: number;
 }
 
@@ -1203,6 +1266,9 @@ export interface ReadArgs {
  * The arguments of the SubmitGoal tool.
  */
 export interface SubmitGoalArgs {
+  /**
+   * The complete goal as Markdown.
+   */
   markdown: string;
 }
 
@@ -1210,6 +1276,9 @@ export interface SubmitGoalArgs {
  * The arguments of the SubmitPlan tool.
  */
 export interface SubmitPlanArgs {
+  /**
+   * The complete plan as Markdown.
+   */
   markdown: string;
 }
 
@@ -1217,7 +1286,13 @@ export interface SubmitPlanArgs {
  * The arguments of the Task tool.
  */
 export interface TaskArgs {
+  /**
+   * Name of one of this session's subagent definitions.
+   */
   subagent: string;
+  /**
+   * What the subagent is to do, with everything it needs to know.
+   */
   prompt: string;
 }
 
@@ -1225,6 +1300,9 @@ export interface TaskArgs {
  * The arguments of the ToolSearch tool.
  */
 export interface ToolSearchArgs {
+  /**
+   * An exact tool name (or several, comma separated), or words describing the capability wanted.
+   */
   query: string;
 }
 
@@ -1232,7 +1310,13 @@ export interface ToolSearchArgs {
  * The arguments of the Write tool.
  */
 export interface WriteArgs {
+  /**
+   * File to create or overwrite: relative to the workspace root, or an absolute path.
+   */
   path: string;
+  /**
+   * The complete new content of the file.
+   */
   content: string;
 }
 
@@ -1241,26 +1325,64 @@ export interface WriteArgs {
  */
 export interface AsktoolArgs {
   /**
+   * The questions, at most 20.
+   *
    * @minItems 1
    * @maxItems 20
    */
   questions: [
     {
+      /**
+       * Key the answer comes back under; unique within the call.
+       */
       id: string;
+      /**
+       * The question text.
+       */
       question: string;
+      /**
+       * Choices to offer.
+       */
       options?: {
+        /**
+         * The choice as shown.
+         */
         label: string;
+        /**
+         * What choosing it means.
+         */
         description?: string;
       }[];
+      /**
+       * Several options may be chosen; the answer is then a list of strings.
+       */
       multiSelect?: boolean;
     },
     ...{
+      /**
+       * Key the answer comes back under; unique within the call.
+       */
       id: string;
+      /**
+       * The question text.
+       */
       question: string;
+      /**
+       * Choices to offer.
+       */
       options?: {
+        /**
+         * The choice as shown.
+         */
         label: string;
+        /**
+         * What choosing it means.
+         */
         description?: string;
       }[];
+      /**
+       * Several options may be chosen; the answer is then a list of strings.
+       */
       multiSelect?: boolean;
     }[]
   ];

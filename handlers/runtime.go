@@ -1,0 +1,228 @@
+package handlers
+
+import (
+	"context"
+	"sync"
+)
+
+// runtime is the in-memory state of one session.
+type runtime struct {
+	mu      sync.Mutex
+	running map[string]*running // by toolCallId
+	seq     uint64              // the last running.seq given out
+	mut     ticketQueue
+	// failures counts failed mutations per prompt (design section 4d),
+	// keyed kind + "\x00" + path within each (countFailure).
+	failures    map[string]map[string]int // by promptId, then kind and key
+	failPrompts []string                  // the prompts in failures, oldest first
+	deleted     bool
+	shells      shellPins // the shell each recent turn pinned (bash.go)
+	// modeGate makes a switch into Plan or Goal and the calls those modes
+	// refuse one after the other: such a call holds it for reading from
+	// its last mode check to the end of its body, and the switch holds it
+	// for writing. A Write that passed the check cannot land after the
+	// session entered Plan, and one that has not is checked after.
+	modeGate sync.RWMutex
+}
+
+// running is a call registered in its session: from the moment its line
+// is read until it has been answered.
+type running struct {
+	turnID string
+	seq    uint64        // arrival order within the session
+	done   chan struct{} // closed once the call has ended and been audited
+	// Under the runtime's mu: cancel is nil until the call starts; cause is
+	// the first stop, applied when it starts if it came before.
+	cancel context.CancelCauseFunc
+	cause  error
+	// stopped: the call ended early because it was cancelled
+	// (ToolResult.stopped). Written before done is closed, read after.
+	stopped bool
+}
+
+// register adds a call to the session's running calls; dup reports that one
+// with the same id is still there (and nothing was added).
+func (rt *runtime) register(id, turnID string) (r *running, dup bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if _, ok := rt.running[id]; ok {
+		return nil, true
+	}
+	rt.seq++
+	r = &running{turnID: turnID, seq: rt.seq, done: make(chan struct{})}
+	rt.running[id] = r
+	return r, false
+}
+
+// start gives a registered call its cancel function, and applies a stop
+// that came before it started. deleted: the session is being deleted.
+func (rt *runtime) start(r *running, cancel context.CancelCauseFunc) (deleted bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	r.cancel = cancel
+	if r.cause != nil {
+		cancel(r.cause)
+	}
+	return rt.deleted
+}
+
+// unregister removes an ended call and wakes whoever waits for its end.
+func (rt *runtime) unregister(id string, r *running) {
+	rt.mu.Lock()
+	if rt.running[id] == r {
+		delete(rt.running, id)
+	}
+	rt.mu.Unlock()
+	close(r.done)
+}
+
+// stop cancels the call, or has it cancelled the moment it starts. The
+// runtime's mu is held.
+func (r *running) stop(cause error) {
+	if r.cause == nil {
+		r.cause = cause
+	}
+	if r.cancel != nil {
+		r.cancel(cause)
+	}
+}
+
+func (s *Server) runtime(id string) *runtime {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runtimeLocked(id)
+}
+
+// runtimeLocked is runtime with s.mu held.
+func (s *Server) runtimeLocked(id string) *runtime {
+	rt := s.sessions[id]
+	if rt == nil {
+		rt = &runtime{running: map[string]*running{}, failures: map[string]map[string]int{}}
+		rt.mut.init()
+		s.sessions[id] = rt
+	}
+	return rt
+}
+
+// forgetIdle drops the session's in-memory state if it is rt and holds
+// nothing: no call registered or waiting its turn, no failure counted, no
+// shell pinned. Calls register under s.mu, so none can be joining it.
+func (s *Server) forgetIdle(id string, rt *runtime) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[id] != rt {
+		return
+	}
+	rt.mu.Lock()
+	idle := len(rt.running) == 0 && len(rt.failures) == 0 && len(rt.shells.byTurn) == 0 && !rt.deleted && rt.mut.idle()
+	rt.mu.Unlock()
+	if idle {
+		delete(s.sessions, id)
+	}
+}
+
+// isDeleted says whether the session is being (or was) deleted.
+func (rt *runtime) isDeleted() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.deleted
+}
+
+func (s *Server) dropRuntime(id string) *runtime {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt := s.sessions[id]
+	delete(s.sessions, id)
+	return rt
+}
+
+// ticketQueue hands out arrival-order tickets and lets holders run one at a
+// time in ticket order. A ticket released before its turn is skipped.
+type ticketQueue struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	next     uint64
+	serving  uint64
+	released map[uint64]bool
+}
+
+func (q *ticketQueue) init() {
+	q.cond = sync.NewCond(&q.mu)
+	q.released = map[uint64]bool{}
+}
+
+// idle says no ticket is out.
+func (q *ticketQueue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.next == q.serving
+}
+
+func (q *ticketQueue) take() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t := q.next
+	q.next++
+	return t
+}
+
+// wait blocks until t is served or ctx ends.
+func (q *ticketQueue) wait(ctx context.Context, t uint64) error {
+	stop := context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	})
+	defer stop()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.serving != t {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		q.cond.Wait()
+	}
+	return nil
+}
+
+// release ends ticket t, whether or not it ran.
+func (q *ticketQueue) release(t uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.released[t] = true
+	for q.released[q.serving] {
+		delete(q.released, q.serving)
+		q.serving++
+	}
+	q.cond.Broadcast()
+}
+
+// lockPath serialises mutations of one file across sessions, so two
+// sessions editing the same file cannot lose an update.
+func (s *Server) lockPath(abs string) (unlock func()) {
+	s.mu.Lock()
+	if s.pathLocks == nil {
+		s.pathLocks = map[string]*pathLock{}
+	}
+	l := s.pathLocks[abs]
+	if l == nil {
+		l = &pathLock{}
+		s.pathLocks[abs] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.pathLocks, abs)
+		}
+		s.mu.Unlock()
+	}
+}
+
+type pathLock struct {
+	mu   sync.Mutex
+	refs int
+}

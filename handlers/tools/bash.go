@@ -1,0 +1,414 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hostcore/perms"
+	"hostcore/perms/redact"
+	"hostcore/sandbox/process"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Bash limits (design section 5). The description below is built from the
+// same constants, so what the model is told is what is enforced.
+const (
+	bashDefaultTimeout = 60  // seconds
+	bashMaxTimeout     = 300 // seconds; schemas/Bash.json enforces 1..300
+	// bashHeadBytes and bashTailBytes bound what the result keeps of each
+	// stream: the first and the last bytes, with the cut said in the text.
+	bashHeadBytes = 16 << 10
+	bashTailBytes = 16 << 10
+	// bashGrace is the time between TERM and KILL on timeout or abort. It is
+	// short so that shutdown (3 s, PROTOCOL section 1) can still answer a
+	// call whose command ignores TERM.
+	bashGrace = time.Second
+	// BashWarmIdle is how long the reaper started ahead for the next
+	// command waits for one before it leaves (process.Warm): long enough
+	// to span the model's turn between two commands.
+	BashWarmIdle = time.Minute
+)
+
+var bashDescription = fmt.Sprintf("Run a shell command with bash -lc in the workspace root. stdin is /dev/null and there is no terminal "+
+	"unless tty is true (one merged stream, for programs that refuse to run without one). timeout is in seconds: default %d, at most %d; "+
+	"on timeout the whole process tree is killed and the partial output returned. stdout and stderr are returned separately, each "+
+	"cut to its first %d and last %d bytes, the complete output saved in a file under $PI_SCRATCH_DIR when cut. "+
+	"A non-zero exit is an error whose output is shown: read it before retrying. Background processes do not outlive the command.",
+	bashDefaultTimeout, bashMaxTimeout, bashHeadBytes, bashTailBytes)
+
+// Bash is the Bash tool. Its denylist and the check of the turn's shell
+// are the envelope's (handlers/bash_denylist.go), run before the card.
+var Bash = Tool[BashArgs, BashDetails]{
+	Spec: Spec{Name: "Bash", Class: perms.ClassExec, Risk: perms.RiskHigh, Description: bashDescription, NeedsWorkspace: true},
+	Run:  runBash,
+	// The card shows the command itself (the envelope escapes control
+	// characters; a command is never redacted: what a card hides can be
+	// the name of what runs).
+	Preview: func(c *Call, a BashArgs) (string, string) { return a.Command, "" },
+}
+
+// BashArgs are Bash's arguments.
+type BashArgs struct {
+	Command     string `json:"command"`
+	Timeout     int    `json:"timeout"`
+	Description string `json:"description"`
+	TTY         bool   `json:"tty"`
+}
+
+// BashHost is what Bash needs of hostcore beyond a Host.
+type BashHost interface {
+	// CheckShell resolves the effective shell and refuses the call when
+	// its turn pinned another.
+	CheckShell(ctx context.Context) (string, error)
+	// EnvFile writes the BASH_ENV script and returns its path, "" when
+	// it is not to be used.
+	EnvFile(shell string) string
+	// Output sends output chunks as tool.output notifications.
+	Output() func(stream string, seq int, chunks [][]byte)
+	// Warm is the reaper kept ready for the next command (nil: none);
+	// Batch runs commands as batch tasks.
+	Warm() *process.Warm
+	Batch() bool
+}
+
+// MaxCommandBytes is the longest command bash -lc can be given: Linux
+// limits one argument to 128 KiB with its NUL (MAX_ARG_STRLEN). Longer
+// ones failed to start with "argument list too long".
+const MaxCommandBytes = 128<<10 - 1
+
+// runBash runs the command under the per-command reaper (sandbox/process):
+// whatever the command does, this returns in bounded time with nothing left
+// running.
+func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error) {
+	var none Out[BashDetails]
+	if a.Timeout == 0 {
+		a.Timeout = bashDefaultTimeout
+	}
+	// The effective shell is resolved again right before spawning: the
+	// settings may have changed while the card was open.
+	bh := c.Host.Bash()
+	shell, err := bh.CheckShell(ctx)
+	if err != nil {
+		return none, err
+	}
+	bash, err := process.ResolveBash()
+	if err != nil {
+		return none, Fail(CodeShellNotFound, "%v", err)
+	}
+	// The login PATH probe is bounded (5 s) but not cancellable: an abort
+	// must not wait for it.
+	login := make(chan string, 1)
+	go func() { login <- process.LoginPath() }()
+	var loginPath string
+	select {
+	case loginPath = <-login:
+	case <-ctx.Done():
+		return none, ErrAborted
+	}
+
+	spec := process.Spec{
+		Path:      bash,
+		Args:      []string{"-lc", a.Command},
+		Dir:       c.Workspace,
+		Env:       bashEnv(os.Environ(), loginPath, c.Scratch, a.TTY, func() string { return bh.EnvFile(bash) }),
+		TTY:       a.TTY,
+		Batch:     bh.Batch(),
+		Timeout:   time.Duration(a.Timeout) * time.Second,
+		Grace:     bashGrace,
+		HeadBytes: bashHeadBytes,
+		TailBytes: bashTailBytes,
+		SpillDir:  c.Scratch,
+		OnOutput:  bh.Output(),
+		Warm:      bh.Warm(),
+	}
+	if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+		// Said plainly: the start would fail with "starting /bin/bash: no
+		// such file or directory", which names the wrong file.
+		return none, Fail(CodeToolFailed, "the workspace directory %s is gone (%v): the command was not run", redact.EscapeText(spec.Dir), errOrNotDir(err))
+	}
+	// The workspace is its canonical path: if a link now stands there (or
+	// on the way to it), the command would run in whatever it points to,
+	// where the file tools see only outside paths.
+	if real, err := filepath.EvalSymlinks(spec.Dir); err != nil || real != spec.Dir {
+		return none, PolicyDenied("the workspace path %s now leads to %s (a link was put in its place): the command was not run", redact.EscapeText(spec.Dir), redact.EscapeText(real))
+	}
+	res, err := process.Run(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return none, ErrAborted
+		}
+		return none, Fail(CodeToolFailed, "the command could not be started: %v", err)
+	}
+	out, f := bashResult(res, shell, a)
+	switch {
+	case f == nil:
+		return out, nil
+	case res.Aborted:
+		what := "; the command's process tree was killed"
+		if res.NotStarted {
+			what = "; the command had not started, and nothing ran"
+		}
+		f.Message = AbortedMessage(ctx) + what
+		f.Text = f.Message + "." + strings.TrimPrefix(f.Text, "Aborted.")
+	case f.Code == CodeToolFailed:
+		if kind := patchCommand(a.Command); kind != "" {
+			patchFailed(c, kind, f)
+		}
+	}
+	return none, f
+}
+
+// BashDetails are Bash's details: both streams kept apart.
+type BashDetails struct {
+	// ExitCode is null when a signal ended the command (as Node's
+	// child_process reports it: no exit code, the signal named).
+	ExitCode        *int   `json:"exitCode"`
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdoutTruncated"`
+	StderrTruncated bool   `json:"stderrTruncated"`
+	StdoutBytes     int64  `json:"stdoutBytes"`
+	StderrBytes     int64  `json:"stderrBytes"`
+	TimedOut        bool   `json:"timedOut"`
+	Shell           string `json:"shell"`
+	Signal          string `json:"signal,omitempty"`
+	StdoutFileCut   bool   `json:"stdoutFileCut,omitempty"`
+	StderrFileCut   bool   `json:"stderrFileCut,omitempty"`
+	StdoutFile      string `json:"stdoutFile,omitempty"`
+	StderrFile      string `json:"stderrFile,omitempty"`
+	StdoutFileError string `json:"stdoutFileError,omitempty"`
+	StderrFileError string `json:"stderrFileError,omitempty"`
+	// A failed patch command (design section 4d).
+	MutationFailure
+	PatchCommand string `json:"patchCommand,omitempty"`
+}
+
+// bashResult renders a finished command: details with both streams kept
+// apart, and the text the model reads. A command that did not exit 0 is
+// a failure whose text is the same.
+func bashResult(res process.Result, shell string, a BashArgs) (Out[BashDetails], *Failure) {
+	d := BashDetails{
+		Stdout: res.Stdout.Text(), Stderr: res.Stderr.Text(),
+		StdoutTruncated: res.Stdout.Truncated, StderrTruncated: res.Stderr.Truncated,
+		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total,
+		TimedOut: res.TimedOut, Shell: shell, Signal: res.Signal,
+		StdoutFileCut: res.Stdout.FullCut, StderrFileCut: res.Stderr.FullCut,
+		StdoutFile: res.Stdout.FullPath, StderrFile: res.Stderr.FullPath,
+		StdoutFileError: res.Stdout.FullErr, StderrFileError: res.Stderr.FullErr,
+	}
+	if res.Signal == "" {
+		code := res.ExitCode
+		d.ExitCode = &code
+	}
+	var status, code string
+	switch {
+	case res.Aborted:
+		status, code = "Aborted.", CodeToolAborted
+	case res.TimedOut:
+		status, code = fmt.Sprintf("Timed out after %d s; the command's process tree was killed. Partial output follows.", a.Timeout), CodeToolTimeout
+	case res.Signal != "":
+		status, code = "Killed by signal "+res.Signal+".", CodeToolFailed
+	case res.ExitCode != 0:
+		status, code = fmt.Sprintf("Exit code %d.", res.ExitCode), CodeToolFailed
+	default:
+		status = "Exit code 0."
+	}
+	var b strings.Builder
+	b.WriteString(status)
+	if a.TTY {
+		section(&b, "output (terminal)", res.Stdout)
+	} else {
+		section(&b, "stdout", res.Stdout)
+		section(&b, "stderr", res.Stderr)
+	}
+	if code != "" {
+		return Out[BashDetails]{}, &Failure{Code: code, Message: status, Text: b.String(), Details: d}
+	}
+	return Out[BashDetails]{Text: b.String(), Details: d}, nil
+}
+
+// section appends one labelled stream; the streams are never interleaved.
+func section(b *strings.Builder, label string, s process.Stream) {
+	fmt.Fprintf(b, "\n\n%s:", label)
+	if s.Total == 0 {
+		b.WriteString(" (empty)")
+		return
+	}
+	b.WriteByte('\n')
+	b.WriteString(strings.TrimSuffix(s.Text(), "\n"))
+}
+
+// bashEnv is hostcore's environment with the login shell's PATH injected
+// (design section 5: nvm, pnpm, Homebrew set up in zsh files) ahead of
+// hostcore's own, and PI_SCRATCH_DIR exported. With envFile (which
+// writes the BASH_ENV script, BashEnvScript, and returns its path; called
+// only when the script is to be used) that PATH is also handed to the script,
+// which puts it back after the profile files of bash -lc: Debian's and
+// Ubuntu's /etc/profile set PATH outright, and the probed PATH was lost
+// (an acceptance check: a probed entry never reached the command). Not
+// when the user has a BASH_ENV of their own or POSIXLY_CORRECT (bash
+// would not read ours), nor with an empty PATH (the script would have
+// nothing to put first).
+func bashEnv(base []string, loginPath, scratchDir string, tty bool, envFile func() string) []string {
+	env := make([]string, 0, len(base)+7)
+	hostPath, shlvl, useScript := "", "", envFile != nil
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH":
+			hostPath = v
+			continue
+		case "PI_SCRATCH_DIR", bashPathVar, bashLevelVar:
+			continue
+		case "BASH_ENV", "POSIXLY_CORRECT":
+			useScript = false
+		case "SHLVL":
+			shlvl = v
+		}
+		if tty && (k == "PAGER" || k == "GIT_PAGER") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	path := mergePath(loginPath, hostPath)
+	env = append(env, "PATH="+path, "PI_SCRATCH_DIR="+scratchDir)
+	if useScript && path != "" {
+		if file := envFile(); file != "" {
+			env = append(env, "BASH_ENV="+file, bashPathVar+"="+path, bashLevelVar+"="+strconv.Itoa(bashLevel(shlvl)))
+		}
+	}
+	if tty {
+		// Nobody types into the terminal: a pager would wait until the timeout.
+		env = append(env, "PAGER=cat", "GIT_PAGER=cat")
+	}
+	return env
+}
+
+// bashPathVar carries the command's PATH to BashEnvScript; bashLevelVar
+// the SHLVL of the shell that is to act on it, bash -lc itself (bashLevel):
+// a bash the command starts, one level down, does nothing, should a
+// BASH_ENV that bash -lc did not read (a profile's `set -o posix`) reach
+// it.
+const (
+	bashPathVar  = "HOSTCORE_COMMAND_PATH"
+	bashLevelVar = "HOSTCORE_SHLVL"
+)
+
+// bashLevel is the SHLVL bash sets for itself, given the one it inherits
+// (bash's adjust_shell_level).
+func bashLevel(inherited string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(inherited))
+	if err != nil {
+		n = 0
+	}
+	n++
+	if n < 0 {
+		return 0
+	}
+	if n >= 1000 {
+		return 1
+	}
+	return n
+}
+
+// BashEnvScript runs in bash -lc after the profile files (bash reads
+// BASH_ENV then, for a non-interactive shell): the PATH hostcore gave the
+// command comes first again, followed by what the profile files added,
+// without repeats and without empty entries (an empty one would be the
+// workspace); then it unsets BASH_ENV and its variables, so that the
+// command and the scripts it runs see none of them. It says nothing: a
+// profile's `set -x` is off while it runs, a read-only PATH is left as it
+// is, `set -u` finds every variable set.
+const BashEnvScript = `# Written by hostcore: bash -lc runs it through BASH_ENV, after the profile files, before each Bash command.
+{ case $- in *x*) __hostcore_x=1; set +x ;; *) __hostcore_x= ;; esac; } 2>/dev/null
+if [ "${SHLVL-}" = "${HOSTCORE_SHLVL-}" ] && [ -n "${HOSTCORE_COMMAND_PATH-}" ]; then
+  __hostcore_new=$HOSTCORE_COMMAND_PATH
+  __hostcore_rest=${PATH-}:
+  while [ -n "$__hostcore_rest" ]; do
+    __hostcore_dir=${__hostcore_rest%%:*}
+    __hostcore_rest=${__hostcore_rest#*:}
+    case ":$__hostcore_new:" in
+      *":$__hostcore_dir:"*) ;;
+      *) if [ -n "$__hostcore_dir" ]; then __hostcore_new=$__hostcore_new:$__hostcore_dir; fi ;;
+    esac
+  done
+  { PATH=$__hostcore_new; export PATH; } 2>/dev/null
+fi
+unset HOSTCORE_COMMAND_PATH HOSTCORE_SHLVL BASH_ENV __hostcore_new __hostcore_rest __hostcore_dir
+if [ -n "$__hostcore_x" ]; then unset __hostcore_x; set -x; else unset __hostcore_x; fi
+`
+
+// mergePath puts first's entries before second's, without repeats.
+func mergePath(first, second string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range append(filepath.SplitList(first), filepath.SplitList(second)...) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, string(os.PathListSeparator))
+}
+
+// --- patch commands (design section 4d) ---
+
+// patchRe finds apply_patch, git apply (git -C dir apply too) and patch as a
+// command word: at the start, after ; & | ( ! { or a newline, or after a
+// keyword (if, then, ...) or a wrapper that runs its arguments (sudo, env
+// with assignments, time, nice, xargs, command, exec) in front of it.
+var patchRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[;&|(!{\n])\s*` +
+		`(?:(?:if|then|else|elif|do|while|until|sudo|time|nice|nohup|command|exec|xargs|env)\s+(?:-\S+\s+(?:[^-;&|\s]\S*\s+)?|[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)*` +
+		`(?:\S*/)?(apply_patch|git(?:\s+-[Cc]\s+\S+)*\s+apply|patch)(?:\s|$|[;&|)])`)
+})
+
+// patchCommand names the patch command a shell command runs, "" if none.
+func patchCommand(command string) string {
+	m := patchRe().FindStringSubmatch(command)
+	if m == nil {
+		return ""
+	}
+	if strings.HasPrefix(m[1], "git") {
+		return "git apply"
+	}
+	return m[1]
+}
+
+// patchFailed counts a failed shell patch command within the prompt; the
+// second one terminates the agent's repair loop, like a second failed Edit.
+func patchFailed(c *Call, kind string, f *Failure) {
+	attempt := c.Host.CountFailure("patch", "")
+	d := f.Details.(BashDetails)
+	d.MutationFailure = MutationFailure{Kind: "patch_failed", Attempt: attempt}
+	d.PatchCommand = kind
+	f.Details = d
+	if attempt >= 2 {
+		f.Terminate = true
+		note := "This is the second failed patch command in this prompt: stop and report the exact mismatch instead of retrying."
+		f.Message += " " + note
+		f.Text += "\n\n" + note
+	}
+}
+
+func errOrNotDir(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("not a directory")
+}
+
+// AbortedMessage says why a call was aborted: its context's cause.
+func AbortedMessage(ctx context.Context) string {
+	why := "cancelled"
+	if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+		why = cause.Error()
+	}
+	return "the tool call was aborted (" + why + ")"
+}
