@@ -2,6 +2,7 @@ package denylist
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -195,4 +196,31 @@ func (r *reader) loose(s string) {
 		}
 	}
 	r.words = append(r.words, f.done()...)
+}
+
+// Bounds of the user's extension of the denylist.
+const (
+	MaxEntries    = 256
+	MaxEntryBytes = 4096
+)
+
+// CheckEntries checks the user's extension of the denylist (the
+// settings' bashDenylist): at most MaxEntries paths, each absolute or
+// starting with "~/", naming more than the root or the home directory,
+// and no glob (entries are matched as written: a glob would be accepted
+// and protect nothing).
+func CheckEntries(list []string) error {
+	if len(list) > MaxEntries {
+		return fmt.Errorf("bashDenylist has %d entries; at most %d", len(list), MaxEntries)
+	}
+	for i, e := range list {
+		clean := path.Clean(e)
+		if len(e) > MaxEntryBytes || !(strings.HasPrefix(e, "/") || strings.HasPrefix(e, "~/")) || clean == "/" || strings.HasPrefix(e, "~/") && !strings.HasPrefix(clean, "~/") {
+			return fmt.Errorf("bashDenylist[%d] must be an absolute path or start with ~/ (and name more than the root or the home directory)", i)
+		}
+		if strings.ContainsAny(e, "*?[") {
+			return fmt.Errorf("bashDenylist[%d] holds a glob character; entries are plain paths (a directory covers everything under it)", i)
+		}
+	}
+	return nil
 }
