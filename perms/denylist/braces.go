@@ -13,6 +13,11 @@ import (
 // special. The marks are bytes that valid UTF-8 never holds (a command
 // reaches hostcore as JSON, which the protocol layer requires to be valid
 // UTF-8); unquote turns them back into what they stand for.
+//
+// mvdan.cc/sh/v3's expand.Braces is not used: it reads bash's own braces
+// differently where it matters here ({x}y,/etc/shadow} is x}y and
+// /etc/shadow to bash, one word to it; a comma inside $(...) strips a
+// group's braces in bash), and it has no bound on the words it makes.
 const (
 	qSubst  = '\xf6' // a command substitution's output: empty, or (a second reading) any text
 	qDollar = '\xf7' // a quoted '$'
@@ -27,7 +32,7 @@ const (
 )
 
 // quoteInto writes s to w as quoted text: braces, commas and dots marked.
-// A byte ansiC decoded into one of the marks is read as the mark (it names
+// A byte $'...' decodes into one of the marks is read as the mark (it names
 // no sensitive path either way).
 func quoteInto(w *strings.Builder, s string) {
 	w.WriteByte(qMark)

@@ -71,7 +71,7 @@ func TestDeniedPath(t *testing.T) {
 }
 
 // TestDeniedPathShellSpellings: spellings the shell turns into a sensitive
-// path that the word splitter used to miss (found by the Bash review).
+// path that the word splitter used to miss.
 func TestDeniedPathShellSpellings(t *testing.T) {
 	const ws, home = "/home/me/src/proj", "/home/me"
 	for cmd, want := range map[string]string{
@@ -160,6 +160,9 @@ func FuzzDeniedPath(f *testing.F) {
 	})
 }
 
+// worstCaseBound is the time a check of the longest command may take.
+const worstCaseBound = 5 * time.Second
+
 // TestDeniedPathWorstCase: the longest command (128 KiB) of brace groups
 // and substitutions is read quickly: expansion is bounded.
 func TestDeniedPathWorstCase(t *testing.T) {
@@ -178,27 +181,27 @@ func TestDeniedPathWorstCase(t *testing.T) {
 		strings.Repeat("{,", MaxCommandBytes/2),
 		strings.Repeat("{x,{", MaxCommandBytes/4),
 		strings.Repeat(`"${x:-{a,b}}"`, MaxCommandBytes/13),
-		// found in review: nested operands were read again at each level
+		// nested operands were read again at each level
 		// (37 s); starred words each had a budget of their own (600 ms)
 		"echo " + strings.Repeat("${x:-", 13000) + strings.Repeat("}", 13000),
 		"echo " + strings.Repeat("${x:-a b ", 7000) + strings.Repeat("}", 7000),
 		"echo {1..256} {1..256} {1..256} {1..256} {1..256}; " + strings.Repeat("/{/,.}{/,.}{/,.}{/,.}{/,.}{/,.} ", 3900) + "\\\n",
 		strings.Repeat("a <<E\n", 20000),
 		strings.Repeat("x\n", 60000),
-		// second review: a long first component walked again and again
+		// a long first component walked again and again
 		// (7.7 s); a long glob multiplied by braces against every entry
 		// (47 s); every line with a budget of its own (5-13 s)
 		"cat /*" + strings.Repeat("a", 60000) + "/x" + strings.Repeat("/y/..", 13000),
 		strings.Repeat("ls /*"+strings.Repeat("a", 2000)+strings.Repeat("{a,b,c,d}", 4)+"/x/y /*"+strings.Repeat("a", 2000)+strings.Repeat("{c,d}", 8)+"/x/y\n", 28),
 		strings.Repeat("echo "+strings.Repeat("{a,b}", 700)+"\n", 36) + "\\\nextglob",
 		strings.Repeat("{1..256}\n", 14000),
-		// third review: quoted substitutions nested in quotes, each read
+		// quoted substitutions nested in quotes, each read
 		// again as a command (80 s)
 		"echo '" + strings.Repeat("\"$(", MaxCommandBytes/3),
 		strings.Repeat("$(\"", MaxCommandBytes/3),
 		strings.Repeat("\"$((", MaxCommandBytes/4),
 		strings.Repeat("<<E \"$(\n", MaxCommandBytes/8),
-		// sixth review: a '[' with no ']' was sought again from each
+		// a '[' with no ']' was sought again from each
 		// later '[' (29 s)
 		"/" + strings.Repeat("[a", MaxCommandBytes/2-1),
 		"echo '/" + strings.Repeat("[", MaxCommandBytes-10) + "'",
@@ -207,7 +210,12 @@ func TestDeniedPathWorstCase(t *testing.T) {
 	} {
 		start := time.Now()
 		deniedPath(cmd[:min(len(cmd), MaxCommandBytes)], "/w", "/home/me", nil)
-		t.Logf("%.40q...: %v", cmd, time.Since(start)) // a hang fails the test run's timeout
+		// Each takes well under a second; the blowups these cases
+		// pin took 5 to 80 s. The bound leaves room for -race on a
+		// busy machine.
+		if d := time.Since(start); d > worstCaseBound {
+			t.Errorf("%.40q...: %v, more than %v", cmd, d, worstCaseBound)
+		}
 	}
 }
 
@@ -239,8 +247,7 @@ func TestDeniedPathQuotesInsideSubstitutions(t *testing.T) {
 
 // TestDeniedPathAfterTheBudget: padding that spends the brace budget used
 // to let the next word through unexpanded (and so unmatched); a rewrite of
-// ${HOME...} that met a quote swallowed the rest of the command. Found by
-// the review of the denylist's new reading.
+// ${HOME...} that met a quote swallowed the rest of the command.
 func TestDeniedPathAfterTheBudget(t *testing.T) {
 	pad := strings.Repeat("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b} ", 10)
 	long := "cat /{etc/shadow," + strings.Repeat("x", 9000) + "}" // a word too long to expand
@@ -269,8 +276,8 @@ func TestDeniedPathAfterTheBudget(t *testing.T) {
 	}
 }
 
-// TestDeniedPathReviewedSpellings: spellings an adversarial review of the
-// bash-like reading found (each verified with bash to reach the file).
+// TestDeniedPathReviewedSpellings: spellings that reach a sensitive file
+// past a bash-like reading (each verified with bash to reach the file).
 func TestDeniedPathReviewedSpellings(t *testing.T) {
 	for _, cmd := range []string{
 		// a stray quote in a comment or heredoc body hid the lines after it
@@ -324,7 +331,7 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		// tilde after ':'; macOS's /private
 		"X=a:~/.ssh/id_rsa sh -c 'cat ${X#a:}'",
 		"cat /private/etc/sudoers /private/var/root/.ssh/id_rsa",
-		// second review: command strings in quotes
+		// command strings in quotes
 		"bash -c 'cat /etc/shadow'",
 		"sh -c \"cat ~/.ssh/id_rsa\"",
 		"eval 'cat /etc/shadow'",
@@ -369,7 +376,7 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"shopt -s ext''glob\ncat /etc/@(shadow)",
 		"shopt -s dot''glob; cat ~/?ssh/id_rsa",
 		"shopt -s nocaseglob; cat /etc/SHADO[W]",
-		// third review: $HOME, $PWD and a tilde inside a word
+		// $HOME, $PWD and a tilde inside a word
 		"cat /$HOME/.ssh/id_rsa",
 		"cat \"/$HOME/.ssh/id_rsa\" /tmp/..$HOME/.aws/credentials",
 		"cat /proc/self/root$HOME/.ssh/id_rsa",
@@ -402,12 +409,12 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"declare GLOB{IGNORE,}=.; cat ~/?ssh/id_rsa",
 		"shopt -s ext{glob,}\ncat /etc/@(shadow)",
 		"shopt -s nocase{glob,}; cat /etc/SHADO[W]",
-		// a code review: ${PWD} like $PWD, /proc/<empty>/task/<t>/root,
+		// ${PWD} like $PWD, /proc/<empty>/task/<t>/root,
 		// a negated [:cntrl:]
 		"cat ${PWD}/../../../root/.ssh/id_rsa",
 		"cat /proc/${x}/task/1/r{oot,x}/etc/shadow",
 		"cat /etc/shado[![:cntrl:]]",
-		// fourth review: where a substitution ends (case patterns,
+		// where a substitution ends (case patterns,
 		// nested expansions, comments)
 		"cat /etc/sh$(case x in x) ;; esac)adow",
 		"cat \"/etc/sh$(case x in x) ;; esac)adow\"",
@@ -440,11 +447,11 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"cat ${HOME%/*}/me/.ssh/id_rsa",
 		"cat /home/${HOME##*/}/.ssh/id_rsa",
 		"cat ${HOME/me/me}/.aws/credentials ${HOME:0:9}/.netrc",
-		// fifth review: the directory stack's tildes
+		// the directory stack's tildes
 		"cat ~+0/../../../root/.ssh/id_rsa ~0/../../../etc/shadow ~-0/../../../etc/sudoers",
 		// more globs that may be procfs aliases than the walk forks for
 		"cat " + strings.Repeat("/[hp]*/[cmr]*/../..", 4) + "/[hp]*/[cmr]*/.ssh/id_rsa",
-		// sixth review: tilde forms in operands, ${HOME/%...}, offsets
+		// tilde forms in operands, ${HOME/%...}, offsets
 		// in arithmetic
 		"cat /${x:-~root}/.ssh/id_rsa",
 		"cat /${PWD/*/~root}/.ssh/id_rsa",
@@ -453,7 +460,7 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 		"cat ${HOME::6}me/.ssh/id_rsa",
 		"cat ${HOME:0:3+3}me/.ssh/id_rsa",
 		"cat ${HOME:0:0x6}me/.ssh/id_rsa",
-		// seventh review: an extglob group that spells the dot
+		// an extglob group that spells the dot
 		"shopt -s extglob\ncat ~/@(.ssh)/id_rsa",
 		"shopt -s extglob\ncat ~/+(.ss[h])/id_rsa",
 		"shopt -s extglob; cat /home/me/@(.netrc)",
@@ -465,7 +472,7 @@ func TestDeniedPathReviewedSpellings(t *testing.T) {
 			t.Errorf("deniedPath(%q) allowed it", cmd)
 		}
 	}
-	// Fifth review: padding that spends a budget first.
+	// Padding that spends a budget first.
 	nested := "a"
 	for range 7 {
 		nested = `${x:-"` + strings.Repeat("a", 16000) + nested + `"}`
@@ -565,8 +572,8 @@ func TestDeniedPathAllowsEverydayCommands(t *testing.T) {
 	}
 }
 
-// TestDeniedPathDenylistReview: what a review of the denylist got through
-// in auto mode.
+// TestDeniedPathDenylistReview: spellings that got through in auto mode:
+// paths glued to options, trees above an entry, workspace links.
 func TestDeniedPathDenylistReview(t *testing.T) {
 	const home = "/home/me"
 	ws := t.TempDir()
@@ -626,7 +633,7 @@ func TestDeniedPathDenylistReview(t *testing.T) {
 }
 
 // TestDenylistLinksReachedOtherwise: a workspace link to ~/.ssh was
-// honoured for a relative word only (an adversarial review): the same
+// honoured for a relative word only: the same
 // link reached by the workspace's absolute path, $PWD, ~+, a glob that
 // names it, or a ".." that comes back to it printed the key under auto.
 func TestDenylistLinksReachedOtherwise(t *testing.T) {
@@ -637,8 +644,8 @@ func TestDenylistLinksReachedOtherwise(t *testing.T) {
 	os.MkdirAll(filepath.Join(ws, "sub", "deep"), 0o755)
 	os.Symlink("/home/me/.aws", filepath.Join(ws, "sub", "deep", "a"))
 	os.MkdirAll(filepath.Join(ws, "src"), 0o755)
-	// A chain of links inside the workspace that ends outside (a second
-	// review): a -> d1, d1/b -> ../d2, d2/k -> ~/.ssh.
+	// A chain of links inside the workspace that ends outside:
+	// a -> d1, d1/b -> ../d2, d2/k -> ~/.ssh.
 	os.MkdirAll(filepath.Join(ws, "d1"), 0o755)
 	os.MkdirAll(filepath.Join(ws, "d2"), 0o755)
 	os.Symlink("d1", filepath.Join(ws, "a"))

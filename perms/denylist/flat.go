@@ -48,8 +48,6 @@ func readingTexts(command string) []string {
 	return texts
 }
 
-// homeOps returns the command with each ${HOME<op>...} (and ${PWD...},
-
 // maxExtglobDepth bounds the nesting of extended glob groups read.
 const maxExtglobDepth = 8
 

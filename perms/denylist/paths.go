@@ -25,14 +25,14 @@ func firstDenied(words []string, entries [][]string, workspace, home string) str
 	}
 	seen := make(map[string]bool, len(words))
 	globs := globCache{}
-	budget := globLinkBudget // directory entries the command's globs may look at (workspaceLinks)
+	lk := &links{budget: globLinkBudget}
 	for _, w := range words {
 		for _, word := range gluedPaths(w) {
 			if seen[word] {
 				continue
 			}
 			seen[word] = true
-			if d := deniedReading(word, entries, workspace, home, opts, globs, &budget); d {
+			if d := deniedReading(word, entries, workspace, home, opts, globs, lk); d {
 				return w
 			}
 		}
@@ -45,7 +45,7 @@ func firstDenied(words []string, entries [][]string, workspace, home string) str
 // an alias of its path, a link elsewhere), and, for a reading inside the
 // workspace, through the links there, a link to another place inside
 // followed up to maxLinkHops times.
-func deniedReading(word string, entries [][]string, workspace, home string, opts globOpts, globs globCache, budget *int) bool {
+func deniedReading(word string, entries [][]string, workspace, home string, opts globOpts, globs globCache, lk *links) bool {
 	named := func(q string) bool {
 		pc := components(q)
 		for _, ec := range entries {
@@ -79,7 +79,7 @@ func deniedReading(word string, entries [][]string, workspace, home string, opts
 				// ~+/s/...): a link under the workspace may still lead
 				// out, as for a relative word.
 				if rel, err := filepath.Rel(workspace, p); err == nil && rel != "." {
-					for _, r := range workspaceLinks(rel, workspace, budget) {
+					for _, r := range workspaceLinks(rel, workspace, lk) {
 						next = append(next, walkPath(r, workspace, home)...)
 					}
 				}
@@ -261,17 +261,19 @@ func pathReadings(word, workspace, home string) []string {
 // the links under the workspace, none when that is where it reads: the
 // word with its links resolved (resolvedPath), and, when a component is a
 // glob (?/id_rsa, */.ssh/x, [s]/id_rsa), each link the glob can name on
-// the way, followed by the rest of the word (an adversarial review: a
-// glob was not expanded through the link it matched). The globs of one
+// the way, followed by the rest of the word. The globs of one
 // command look at budget directory entries in all: past that a link is
 // missed, as the words a command builds at run time are (the list is a
 // tripwire), and no directory is read.
-func workspaceLinks(word, workspace string, budget *int) []string {
+func workspaceLinks(word, workspace string, lk *links) []string {
 	var out []string
 	lexical := filepath.Join(workspace, word)
-	if r := resolvedPath(lexical); r != lexical {
-		out = append(out, r)
+	if !lk.linkFree(workspace, word) {
+		if r := resolvedPath(lexical); r != lexical {
+			out = append(out, r)
+		}
 	}
+	budget := &lk.budget
 	if !strings.ContainsAny(word, "*?[") {
 		return out
 	}
@@ -320,6 +322,65 @@ func workspaceLinks(word, workspace string, budget *int) []string {
 	}
 	walk(workspace, 0)
 	return out
+}
+
+// links is what one check learned of the workspace's files: whether the
+// workspace is its own canonical path, which paths under it exist and
+// which are links, and the directory entries its globs may still list.
+type links struct {
+	budget    int
+	wsChecked bool
+	wsReal    bool
+	modes     map[string]os.FileMode // Lstat's mode; modeMissing for none
+}
+
+const modeMissing = os.ModeIrregular | os.ModeDevice // no Lstat gives both
+
+// linkFree says whether the workspace-relative word reaches no link: the
+// workspace is its canonical path, and each component of the word, from
+// the workspace down, is no link, up to the first that does not exist
+// (nothing below it does) or is no directory. Then the word resolves to
+// itself, and resolvedPath's walk up every parent is spared: that walk
+// cost most of a command's check.
+func (lk *links) linkFree(workspace, word string) bool {
+	if !lk.wsChecked {
+		lk.wsChecked = true
+		real, err := filepath.EvalSymlinks(workspace)
+		lk.wsReal = err == nil && real == filepath.Clean(workspace)
+	}
+	if !lk.wsReal {
+		return false
+	}
+	if lk.modes == nil {
+		lk.modes = map[string]os.FileMode{}
+	}
+	p := filepath.Clean(workspace)
+	for c := range strings.SplitSeq(filepath.ToSlash(filepath.Clean(word)), "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			return false // read lexically elsewhere; not walked here
+		}
+		p = filepath.Join(p, c)
+		m, ok := lk.modes[p]
+		if !ok {
+			m = modeMissing
+			if fi, err := os.Lstat(p); err == nil {
+				m = fi.Mode()
+			}
+			lk.modes[p] = m
+		}
+		switch {
+		case m == modeMissing:
+			return true
+		case m&os.ModeSymlink != 0:
+			return false
+		case !m.IsDir():
+			return true
+		}
+	}
+	return true
 }
 
 // globLinkBudget bounds the directory entries workspaceLinks looks at for

@@ -30,10 +30,16 @@ type reader struct {
 }
 
 // newParser returns the parser a check reads its texts with: bash's
-// language, comments dropped.
+// language, comments dropped, and missing closing tokens supplied (an
+// unclosed quote or substitution is read as closed at the end, and the
+// statements before a syntax error are kept) so that a stray quote
+// hides nothing after it.
 func newParser() *syntax.Parser {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.RecoverErrors(maxRecovered))
 }
+
+// maxRecovered bounds the missing tokens the parser supplies in one text.
+const maxRecovered = 8
 
 // maxNesting bounds the nesting of parentheses and parameter
 // expansions a text may have for the parser to read it: the parser
@@ -69,7 +75,8 @@ func nesting(s string) int {
 }
 
 // parse reads text as a bash script; ok is false when it does not parse
-// or nests deeper than maxNesting (then deep is set too).
+// (what parsed before the error is read) or nests deeper than maxNesting
+// (then deep is set too).
 func (r *reader) parse(p *syntax.Parser, text string) bool {
 	if nesting(text) > maxNesting {
 		r.deep = true
@@ -82,12 +89,13 @@ func (r *reader) parse(p *syntax.Parser, text string) bool {
 		parsed, r.cr = strings.ReplaceAll(text, "\r", "\x01"), true
 	}
 	f, err := p.Parse(strings.NewReader(parsed), "")
-	if err != nil {
-		return false
+	if f != nil {
+		// What parsed before an error is what bash runs before it
+		// stops: read it as well.
+		r.src = text
+		r.node(f, 0)
 	}
-	r.src = text
-	r.node(f, 0)
-	return true
+	return err == nil
 }
 
 // node reads the words of a syntax tree. A heredoc body is data to the
