@@ -114,6 +114,14 @@ func (r *reader) node(n syntax.Node, depth int) {
 			}
 			if n.Hdoc != nil {
 				r.heredoc(n)
+				// An unquoted body's substitutions run when the command
+				// starts: their commands are the command's own.
+				var f fields
+				for _, p := range n.Hdoc.Parts {
+					if _, lit := p.(*syntax.Lit); !lit {
+						r.parts(&f, []syntax.WordPart{p}, true, false, depth)
+					}
+				}
 			}
 			return false
 		}

@@ -31,6 +31,8 @@ func TestParsedConstructs(t *testing.T) {
 		"echo )\ncat ~/.ss$(:)h/id_rsa",
 		"echo \"unclosed; cat ~/.ss$(:)h/id_rsa",
 		"cat ~/.ss$(:)h/id_rsa <<EOF\nunclosed",
+		"cat <<EOF\n$(cat /etc/{shadow,x})\nEOF",
+		"cat <<EOF\n${x:-$(cat /etc/{shadow,x})}\nEOF",
 		"echo $(( 1 + )); cat /etc/{shadow,x}",
 		"cat /etc/{shadow,x} `",
 	} {
