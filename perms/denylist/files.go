@@ -2,6 +2,7 @@ package denylist
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -41,7 +42,7 @@ func MatchPath(t FileTarget, home string, extra []string) string {
 	}
 	opts := globOpts{recursive: t.Tree || globDescends(t.Pattern), nocase: caseInsensitiveFS}
 	globs := globCache{}
-	paths := t.Paths
+	paths := slices.Clone(t.Paths)
 	if lit := globLiteralDirs(t.Pattern); lit != "" {
 		// The directories a pattern names before its first wildcard are
 		// listed as surely as its path: .ssh/* from the home directory
