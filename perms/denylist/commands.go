@@ -117,7 +117,7 @@ func literal(w *syntax.Word) bool {
 // written.
 func wordText(src string, w *syntax.Word) string {
 	if literal(w) {
-		if v, err := expand.Literal(nil, w); err == nil {
+		if v, err := expand.Literal(&expand.Config{}, w); err == nil {
 			return v
 		}
 	}

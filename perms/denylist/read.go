@@ -197,8 +197,9 @@ func (r *reader) parts(f *fields, parts []syntax.WordPart, dq, blanks bool, dept
 			text := p.Value
 			if p.Dollar {
 				// $'...': the escapes decoded as bash does; a NUL, or
-				// \c@, ends it.
-				text, _ = expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}})
+				// \c@, ends it. (A nil Config would be expand's shared
+				// one, which it writes to: checks run concurrently.)
+				text, _ = expand.Literal(&expand.Config{}, &syntax.Word{Parts: []syntax.WordPart{p}})
 				text, _, _ = strings.Cut(text, `\c`)
 			}
 			quoteInto(&f.cur, text)

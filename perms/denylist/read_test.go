@@ -51,3 +51,21 @@ func TestParsedConstructs(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentChecks: checks run at once (one per Bash call) share
+// nothing they write.
+func TestConcurrentChecks(t *testing.T) {
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			for range 20 {
+				deniedPath(`cat ~/$'\x2essh'/id_rsa ${HOME%/*}/x; git apply $'a\tb'`, "/w", "/home/me", nil)
+				Commands(`echo $'x' "y" z`)
+			}
+			done <- true
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+}
