@@ -1,7 +1,6 @@
 package denylist
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -610,7 +609,7 @@ func braceSeq(body string, limit int) (values []string, ok bool) {
 		if lt == char {
 			values = append(values, string([]byte{byte(n)}))
 		} else {
-			values = append(values, fmt.Sprintf("%0*d", width, n))
+			values = append(values, zeroPadded(n, width))
 		}
 		next := n + incr
 		if incr > 0 && (next < n || next > rv) || incr < 0 && (next > n || next < rv) {
@@ -622,3 +621,18 @@ func braceSeq(body string, limit int) (values []string, ok bool) {
 }
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// zeroPadded formats n in at least width characters, zeros after the
+// sign, as bash pads a sequence's values ({01..10}, {-05..5}); the
+// starred reading formats many, and fmt costs twice as much.
+func zeroPadded(n int64, width int) string {
+	v := strconv.FormatInt(n, 10)
+	if len(v) >= width {
+		return v
+	}
+	zeros := strings.Repeat("0", width-len(v))
+	if v[0] == '-' {
+		return "-" + zeros + v[1:]
+	}
+	return zeros + v
+}

@@ -79,12 +79,13 @@ const maxRelaxedTexts = 1 << 17
 // bounds, "" if nothing.
 func readWords(command, home, workspace string) (words []string, tooComplex string) {
 	parser := newParser()
-	read := func(text string) *reader {
+	read := func(text string) (*reader, bool) {
 		r := &reader{home: home, workspace: workspace}
-		if !r.parse(parser, text) {
+		ok := r.parse(parser, text)
+		if !ok {
 			r.loose(text)
 		}
-		return r
+		return r, ok
 	}
 	// The relaxed readings, where too complex is no denial, share one
 	// budget, and the texts they read are bounded in number and bytes:
@@ -95,7 +96,7 @@ func readWords(command, home, workspace string) (words []string, tooComplex stri
 	var queue []string
 	for _, t := range readingTexts(command) {
 		words = append(words, flatWords(strings.ReplaceAll(t, "${HOME}", "$HOME"))...)
-		r := read(t)
+		r, parsed := read(t)
 		done[t] = true
 		expanded, complex := newBraceBudget().expandAll(r.words)
 		words = append(words, expanded...)
@@ -106,12 +107,12 @@ func readWords(command, home, workspace string) (words []string, tooComplex stri
 		case complex != "":
 			tooComplex = "the brace expansion of " + complex
 		}
-		// Relaxed: each line alone (a line bash runs before a syntax
-		// error further on), heredoc bodies as the shell they may be fed
-		// to gets them, the contents of quoted strings and every word
-		// holding a blank as commands (bash -c '...', bash -c cat\
-		// /etc/shadow).
-		if strings.IndexByte(t, '\n') >= 0 {
+		// Relaxed: each line alone when the text does not parse (a line
+		// the parser rejects may be one bash runs), heredoc bodies as
+		// the shell they may be fed to gets them, the contents of quoted
+		// strings and every word holding a blank as commands (bash -c
+		// '...', bash -c cat\ /etc/shadow).
+		if !parsed && strings.IndexByte(t, '\n') >= 0 {
 			queue = append(queue, strings.Split(t, "\n")...)
 		}
 		queue = append(queue, r.texts...)
@@ -140,7 +141,7 @@ func readWords(command, home, workspace string) (words []string, tooComplex stri
 			done[q] = true
 			relaxedBytes -= len(q)
 			count++
-			r := read(q)
+			r, _ := read(q)
 			more, _ := relaxed.expandAll(r.words)
 			words = append(words, more...)
 			next = appendCommandWords(append(next, r.texts...), more)

@@ -26,11 +26,13 @@
 //     workspace, and operations on them (${HOME%/*}) are worked out by
 //     expand. Nothing is run and no other variable is looked up.
 //     Heredoc bodies and comments are not words of the command.
-//   - relaxed: each line alone, heredoc bodies, the contents of quoted
-//     strings and every word holding a blank are read again as commands
-//     (bash -c '...', eval, sh <<EOF), up to maxSubstDepth rounds deep.
-//     A text the parser rejects is read loosely (loose) and for what
-//     parsed before the error.
+//   - relaxed: heredoc bodies, the contents of quoted strings and every
+//     word holding a blank are read again as commands (bash -c '...',
+//     eval, sh <<EOF), up to maxSubstDepth rounds deep. A text the parser
+//     rejects is read for what parsed before the error, loosely (loose),
+//     and line by line: a line the parser rejects may be one bash runs.
+//     The parser supplies missing closing tokens, so a stray quote hides
+//     nothing after it.
 //   - each of these once more with continued lines joined, and with
 //     extended glob groups (@(shadow)) read as "*".
 //
