@@ -14,6 +14,7 @@ require (
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/tools v0.52.0
+	mvdan.cc/sh/v3 v3.14.1
 	zombiezen.com/go/sqlite v1.4.2
 )
 

@@ -11,14 +11,10 @@ import (
 	"strings"
 )
 
-// The names the denylist code (bash_denylist.go, denylist.go) reads of
-// the Bash and Glob tools.
+// The names the precheck (bash_denylist.go) reads of the Bash tool.
 type bashArgs = tools.BashArgs
 
-const (
-	maxCommandBytes = tools.MaxCommandBytes
-	globMeta        = tools.GlobMeta
-)
+const maxCommandBytes = tools.MaxCommandBytes
 
 // shellPinsKept bounds the per-session memory of pinned turn shells.
 const shellPinsKept = 64

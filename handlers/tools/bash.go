@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hostcore/perms"
+	"hostcore/perms/denylist"
 	"hostcore/perms/redact"
 	"hostcore/sandbox/process"
 	"os"
@@ -77,10 +78,9 @@ type BashHost interface {
 	Batch() bool
 }
 
-// MaxCommandBytes is the longest command bash -lc can be given: Linux
-// limits one argument to 128 KiB with its NUL (MAX_ARG_STRLEN). Longer
-// ones failed to start with "argument list too long".
-const MaxCommandBytes = 128<<10 - 1
+// MaxCommandBytes is the longest command bash -lc can be given (the
+// denylist reads no longer one).
+const MaxCommandBytes = denylist.MaxCommandBytes
 
 // runBash runs the command under the per-command reaper (sandbox/process):
 // whatever the command does, this returns in bounded time with nothing left

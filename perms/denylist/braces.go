@@ -1,18 +1,22 @@
-package handlers
+package denylist
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
 
 // The denylist reads brace expansion the way bash does (braces.c in bash's
 // source: brace_expand, brace_gobbler, expand_seqterm), on words whose
-// quoted characters shellWords has marked: bash expands braces before it
+// quoted characters the reader has marked: bash expands braces before it
 // removes quotes, and a quoted or escaped brace, comma or dot is not
 // special. The marks are bytes that valid UTF-8 never holds (a command
 // reaches hostcore as JSON, which the protocol layer requires to be valid
 // UTF-8); unquote turns them back into what they stand for.
+//
+// mvdan.cc/sh/v3's expand.Braces is not used: it reads bash's own braces
+// differently where it matters here ({x}y,/etc/shadow} is x}y and
+// /etc/shadow to bash, one word to it; a comma inside $(...) strips a
+// group's braces in bash), and it has no bound on the words it makes.
 const (
 	qSubst  = '\xf6' // a command substitution's output: empty, or (a second reading) any text
 	qDollar = '\xf7' // a quoted '$'
@@ -27,7 +31,7 @@ const (
 )
 
 // quoteInto writes s to w as quoted text: braces, commas and dots marked.
-// A byte ansiC decoded into one of the marks is read as the mark (it names
+// A byte $'...' decodes into one of the marks is read as the mark (it names
 // no sensitive path either way).
 func quoteInto(w *strings.Builder, s string) {
 	w.WriteByte(qMark)
@@ -605,7 +609,7 @@ func braceSeq(body string, limit int) (values []string, ok bool) {
 		if lt == char {
 			values = append(values, string([]byte{byte(n)}))
 		} else {
-			values = append(values, fmt.Sprintf("%0*d", width, n))
+			values = append(values, zeroPadded(n, width))
 		}
 		next := n + incr
 		if incr > 0 && (next < n || next > rv) || incr < 0 && (next > n || next < rv) {
@@ -617,3 +621,18 @@ func braceSeq(body string, limit int) (values []string, ok bool) {
 }
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// zeroPadded formats n in at least width characters, zeros after the
+// sign, as bash pads a sequence's values ({01..10}, {-05..5}); the
+// starred reading formats many, and fmt costs twice as much.
+func zeroPadded(n int64, width int) string {
+	v := strconv.FormatInt(n, 10)
+	if len(v) >= width {
+		return v
+	}
+	zeros := strings.Repeat("0", width-len(v))
+	if v[0] == '-' {
+		return "-" + zeros + v[1:]
+	}
+	return zeros + v
+}
