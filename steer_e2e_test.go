@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -70,8 +71,12 @@ func hostcore() (int, []string) {
 	var chain []string
 	for p := os.Getppid(); p > 1; p = ppid(p) {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
-		args := strings.Split(string(cmdline), "\x00")
-		chain = append(chain, fmt.Sprintf("%d %q", p, args))
+		args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+		owner := -1
+		if fi, err := os.Stat(fmt.Sprintf("/proc/%d/fd", p)); err == nil {
+			owner = int(fi.Sys().(*syscall.Stat_t).Uid)
+		}
+		chain = append(chain, fmt.Sprintf("%d owner=%d %q", p, owner, args))
 		if len(args) > 1 && args[1] == "__hostcore_reaper" {
 			continue
 		}
@@ -261,6 +266,14 @@ func TestCommandCannotSteerHostcore(t *testing.T) {
 	if got.Hostcore != n.cmd.Process.Pid {
 		t.Fatalf("the probe took %d for hostcore (ancestors %q), want %d", got.Hostcore, got.Chain, n.cmd.Process.Pid)
 	}
+	t.Logf("the probe's ancestors: %q", got.Chain)
+	// hostcore and its reaper are non-dumpable: the kernel gives the
+	// entries of their /proc/<pid> to root.
+	for _, a := range got.Chain {
+		if strings.Contains(a, "hostcore") && !strings.Contains(a, " owner=0 ") {
+			t.Errorf("ancestor %s is dumpable (its /proc/<pid>/fd is not root's)", a)
+		}
+	}
 	// The control: the same accesses to a process of the same user that
 	// is dumpable work, so the refusals below are hostcore's own.
 	// (Yama's ptrace_scope 2 and 3 refuse pidfd_getfd even on a child.)
@@ -337,6 +350,38 @@ func TestForgedCardAnswersApproveNothing(t *testing.T) {
 	n.answer(t, n.nextCard(t), "deny")
 	if r := c.result(4); r["ok"] == true {
 		t.Fatalf("second Write: %v", r)
+	}
+}
+
+// TestMCPModeIsNotDumpable: "hostcore mcp" makes itself non-dumpable as
+// the native mode does; the kernel then gives the entries of its
+// /proc/<pid> to root.
+func TestMCPModeIsNotDumpable(t *testing.T) {
+	t.Parallel()
+	n := startNobodyHost(t)
+	mcp := exec.Command(n.cmd.Path, "--reuid="+strconv.Itoa(nobodyUID), "--regid="+strconv.Itoa(nobodyUID), "--clear-groups", "--",
+		n.cmd.Args[5], "mcp", "--workspace", n.ws, "--data-dir", filepath.Join(n.data, "mcp"))
+	mcp.Env = n.cmd.Env
+	stdin, err := mcp.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mcp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); mcp.Wait() }()
+	proc := fmt.Sprintf("/proc/%d", mcp.Process.Pid)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cmdline, _ := os.ReadFile(proc + "/cmdline")
+		fi, err := os.Stat(proc + "/fd")
+		if err == nil && strings.HasPrefix(string(cmdline), n.cmd.Args[5]+"\x00mcp\x00") && fi.Sys().(*syscall.Stat_t).Uid == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hostcore mcp (%q) stays dumpable: its /proc/<pid>/fd is not root's", cmdline)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
