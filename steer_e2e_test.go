@@ -151,7 +151,7 @@ type nobodyHost struct {
 	*host
 	c                 rpcClient
 	ws, outside, data string
-	probe             string
+	exe, probe        string // hostcore's copy, the probe
 }
 
 func startNobodyHost(t *testing.T, flags ...string) nobodyHost {
@@ -216,7 +216,7 @@ func startNobodyHost(t *testing.T, flags ...string) nobodyHost {
 	}
 	c := rpcClient{t, h}
 	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": dirs["ws"], "permissionMode": "auto"})
-	return nobodyHost{host: h, c: c, ws: dirs["ws"], outside: dirs["outside"], data: dirs["data"], probe: probe}
+	return nobodyHost{host: h, c: c, ws: dirs["ws"], outside: dirs["outside"], data: dirs["data"], exe: exe, probe: probe}
 }
 
 func copyFile(from, to string, mode os.FileMode) error {
@@ -360,7 +360,7 @@ func TestMCPModeIsNotDumpable(t *testing.T) {
 	t.Parallel()
 	n := startNobodyHost(t)
 	mcp := exec.Command(n.cmd.Path, "--reuid="+strconv.Itoa(nobodyUID), "--regid="+strconv.Itoa(nobodyUID), "--clear-groups", "--",
-		n.cmd.Args[5], "mcp", "--workspace", n.ws, "--data-dir", filepath.Join(n.data, "mcp"))
+		n.exe, "mcp", "--workspace", n.ws, "--data-dir", filepath.Join(n.data, "mcp"))
 	mcp.Env = n.cmd.Env
 	stdin, err := mcp.StdinPipe()
 	if err != nil {
@@ -375,7 +375,7 @@ func TestMCPModeIsNotDumpable(t *testing.T) {
 	for {
 		cmdline, _ := os.ReadFile(proc + "/cmdline")
 		fi, err := os.Stat(proc + "/fd")
-		if err == nil && strings.HasPrefix(string(cmdline), n.cmd.Args[5]+"\x00mcp\x00") && fi.Sys().(*syscall.Stat_t).Uid == 0 {
+		if err == nil && strings.HasPrefix(string(cmdline), n.exe+"\x00mcp\x00") && fi.Sys().(*syscall.Stat_t).Uid == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
