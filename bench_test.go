@@ -215,7 +215,7 @@ func (h *benchHost) call(b testing.TB, method string, params any) map[string]any
 			continue
 		}
 		var m struct {
-			ID     *int            `json:"id"`
+			ID     json.RawMessage `json:"id"` // host requests' ids are strings
 			Method string          `json:"method"`
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
@@ -225,11 +225,11 @@ func (h *benchHost) call(b testing.TB, method string, params any) map[string]any
 		}
 		if m.Method != "" {
 			if m.ID != nil {
-				fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":%d,"result":{"decision":"allow-once"}}`+"\n", *m.ID)
+				fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":%s,"result":{"decision":"allow-once"}}`+"\n", m.ID)
 			}
 			continue
 		}
-		if m.ID == nil || *m.ID != id {
+		if string(m.ID) != strconv.Itoa(id) {
 			continue
 		}
 		if m.Error != nil {

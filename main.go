@@ -24,6 +24,7 @@ import (
 	"hostcore/handlers"
 	"hostcore/rpc"
 	"hostcore/rpc/mcp"
+	"hostcore/sandbox/harden"
 	"hostcore/sandbox/process"
 	"hostcore/store"
 )
@@ -45,6 +46,13 @@ const logFlushWait = 250 * time.Millisecond
 var version = "0.1.0-dev"
 
 func main() {
+	// Nothing hostcore runs may reach into it (its stdin, its stdout, its
+	// memory): first of all, in every mode and in the reapers, which are
+	// hostcore re-executed (execve makes a process dumpable again).
+	if err := harden.Self(); err != nil {
+		fmt.Fprintf(os.Stderr, "hostcore: %v\n", err)
+		os.Exit(1)
+	}
 	// A per-command reaper is hostcore re-executed; it must run before
 	// anything else touches signals or stdio.
 	process.MaybeRunReaper()

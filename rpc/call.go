@@ -2,11 +2,12 @@ package rpc
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // owed is a host→client request waiting for its reply.
@@ -28,23 +29,64 @@ type reply struct {
 // owes says whether a host request with this id (JSON text) waits for
 // its reply.
 func (s *Server) owes(id []byte) bool {
-	_, ok := s.pending.Load(string(id))
+	_, ok := s.owed(id)
 	return ok
 }
 
-// deliver hands a reply to the Call waiting for it; one that matches no
-// waiting request (late, or never asked for) is dropped.
-func (s *Server) deliver(m message) {
-	v, ok := s.pending.Load(string(m.id))
+// owed finds the request waiting for a reply with this id (JSON text).
+// Host ids are strings: a number matches nothing, and a string matches
+// however the client escaped it.
+func (s *Server) owed(id []byte) (*owed, bool) {
+	if len(id) == 0 || id[0] != '"' {
+		return nil, false
+	}
+	key, ok := plainString(id)
 	if !ok {
-		s.log.Debug("reply to no pending request dropped", "id", string(m.id))
+		return nil, false
+	}
+	v, ok := s.pending.Load(key)
+	if !ok {
+		return nil, false
+	}
+	return v.(*owed), true
+}
+
+// deliver hands a reply to the Call waiting for it. One that matches no
+// waiting request (late, never asked for, or forged: a host id cannot be
+// guessed) is dropped and logged, never matched to anything else.
+func (s *Server) deliver(m message) {
+	o, ok := s.owed(m.id)
+	if !ok {
+		s.log.Warn("reply to no pending host request dropped (late, or never asked for)", "id", boundedID(m.id))
 		return
 	}
 	select {
-	case v.(*owed).reply <- reply{result: m.result, err: m.err, behind: s.seq.mark()}:
+	case o.reply <- reply{result: m.result, err: m.err, behind: s.seq.mark()}:
 	default: // a second reply to the same request
 	}
 }
+
+// maxLoggedID bounds an id as logged: a stray reply's id is the client's
+// text, up to a whole line long.
+const maxLoggedID = 64
+
+// boundedID is an id (JSON text) cut to maxLoggedID bytes on a character
+// boundary, for the log (whose encoder escapes what it holds).
+func boundedID(id []byte) string {
+	if len(id) <= maxLoggedID {
+		return string(id)
+	}
+	cut := maxLoggedID
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return string(id[:cut]) + "…"
+}
+
+// newCallID returns the id of a host request: at least 128 random bits
+// (crypto/rand.Text), so that nobody but the client, which reads the
+// request, can answer it. A reply with a guessed id matches nothing.
+func newCallID() string { return rand.Text() }
 
 // Call sends a host→client request and waits for its reply. The wait ends
 // with an error when ctx ends, when input has ended (nobody can answer) or
@@ -78,7 +120,7 @@ func (s *Server) CallWithin(ctx context.Context, d time.Duration, method string,
 	}
 	// hostcore picks the id, so that framing knows which ids are owed a
 	// reply (a malformed reply is then never answered).
-	key := strconv.FormatUint(s.callSeq.Add(1), 10)
+	key := newCallID()
 	o := &owed{reply: make(chan reply, 1)}
 	s.pending.Store(key, o)
 	s.calling.Add(1)
@@ -94,7 +136,8 @@ func (s *Server) CallWithin(ctx context.Context, d time.Duration, method string,
 
 // waitReply sends the request and waits for its reply.
 func (s *Server) waitReply(ctx, caller context.Context, key string, o *owed, method string, params, result any) error {
-	line, err := requestLine(key, method, params)
+	// The id is base32: its JSON text is the string quoted, no escapes.
+	line, err := requestLine(`"`+key+`"`, method, params)
 	if err != nil {
 		return err
 	}

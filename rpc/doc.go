@@ -76,13 +76,15 @@
 //
 // # Host→client calls
 //
-// Call and CallWithin send a request with an id hostcore picks and wait
-// for its reply, for ctx, for the deadline, for the end of input (nobody
+// Call and CallWithin send a request with an id hostcore picks, a string
+// of 128 random bits that only the client, which reads the request, can
+// answer, and wait for its reply, for ctx, for the deadline, for the end of input (nobody
 // is left to answer: ErrNoClient) or for Run to return. The read
 // goroutine hands a reply to its waiting call before it reads the next
 // line, so a reply read right before the end of input (one write, then
 // close) is the call's answer, never ErrNoClient: a wait that sees the
-// input's end looks for a reply already handed over first.
+// input's end looks for a reply already handed over first. A reply whose
+// id no call waits for is dropped and logged at WARN.
 //
 // # Ending
 //

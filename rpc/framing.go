@@ -315,6 +315,7 @@ func (s *lineStream) parse(line []byte) (message, bool) {
 func (s *lineStream) reply(p probe) (message, bool) {
 	id, idOK := wireID(p.ID)
 	if !idOK || id == nil {
+		s.log.Warn("reply without a usable id dropped", "id", boundedID(p.ID))
 		return message{}, false
 	}
 	hasResult, hasError := p.hasResult(), p.hasError()
@@ -343,8 +344,8 @@ func (s *lineStream) reply(p probe) (message, bool) {
 }
 
 // wireID returns a reply's id as raw JSON, nil when absent or null, and
-// false when it is of a kind no host request carries (host ids are
-// non-negative integers; a string id is kept to be matched against none).
+// false when it is of a kind no id is (host ids are strings; a number is
+// kept, to be matched against none and logged).
 func wireID(raw json.RawMessage) (json.RawMessage, bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, true
@@ -352,10 +353,7 @@ func wireID(raw json.RawMessage) (json.RawMessage, bool) {
 	if raw[0] == '"' {
 		return raw, unicodeString(raw)
 	}
-	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n >= 0 && raw[0] != '-' {
-		return raw, true
-	}
-	return nil, false
+	return raw, isNumber(raw)
 }
 
 // validID says whether a request id is absent, null, a number or a

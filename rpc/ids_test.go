@@ -64,9 +64,9 @@ func TestHostCallIDsAreUnique(t *testing.T) {
 	})
 	out := bufio.NewReader(outR)
 
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"A","method":"slow"}`) // takes host id 0
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"A","method":"slow"}`) // takes its host id
 	<-d.g.entered
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"B","method":"fast"}`) // takes host id 1, sent first
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"B","method":"fast"}`) // takes another, sent first
 	b := readMsg(t, out)
 	close(d.g.release)
 	a := readMsg(t, out)

@@ -23,9 +23,8 @@ type Server struct {
 	workers workers
 
 	// pending holds the host→client requests waiting for their reply, by
-	// id as JSON text (see call.go); callSeq numbers them.
+	// id (the decoded string; see call.go).
 	pending sync.Map // string → *owed
-	callSeq atomic.Uint64
 	// running counts requests on workers; calling, host→client requests
 	// waiting for their reply; outFd is stdout's descriptor (-1: none).
 	// See Quiet.

@@ -149,7 +149,7 @@ export type BashDetails = MutationFailure & {
  */
 export type Message = Request | Notification | SuccessResponse | ErrorResponse;
 /**
- * A request id: any number or string, echoed as written. hostcore numbers its own requests.
+ * A request id: any number or string, echoed as written. hostcore's own requests have string ids of at least 128 random bits.
  *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "Id".
