@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"sync"
 	"time"
@@ -16,10 +17,7 @@ import (
 // initialized and again whenever it says its roots changed. One MCP
 // configuration entry then serves every project the client opens.
 type workspace struct {
-	log interface {
-		Info(string, ...any)
-		Warn(string, ...any)
-	}
+	log *slog.Logger
 
 	mu    sync.Mutex
 	b     Backend
@@ -49,10 +47,7 @@ const noRoots = "hostcore has no workspace: it was started without --workspace a
 	"declare roots, so no call can run; start hostcore with --workspace DIR (an MCP server entry per project), " +
 	"or use a client that offers roots"
 
-func newWorkspace(log interface {
-	Info(string, ...any)
-	Warn(string, ...any)
-}) *workspace {
+func newWorkspace(log *slog.Logger) *workspace {
 	return &workspace{log: log, ready: make(chan struct{}), problem: noRoots}
 }
 
@@ -131,6 +126,11 @@ func (w *workspace) initialized(stop context.Context, ss *sdk.ServerSession) {
 func (w *workspace) refresh(stop context.Context, ss *sdk.ServerSession) {
 	defer w.readyOnce.Do(func() { close(w.ready) })
 	w.mu.Lock()
+	if w.fixed {
+		// --workspace: a root the client names binds nothing.
+		w.mu.Unlock()
+		return
+	}
 	w.asked++
 	n, b, mode := w.asked, w.b, w.mode
 	w.mu.Unlock()
