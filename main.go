@@ -362,22 +362,18 @@ func mcpDataDir(base, workspace string) string {
 func runMCP(args []string) int {
 	fs := flag.NewFlagSet("hostcore mcp", flag.ContinueOnError)
 	env := newEnvDefaults()
-	workspace := fs.String("workspace", "", "the workspace directory the session is bound to (required)")
+	workspace := fs.String("workspace", "", "the workspace directory the session is bound to (default: the MCP client's first root)")
 	permMode := fs.String("permission-mode", "ask", "ask, accept-edits or auto")
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission prompt waits before it is denied")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
 	warm := fs.Bool("warm-reaper", env.getBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
 	batch := fs.Bool("batch-commands", env.getBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
-	if code, ok := parseFlags(fs, args, "hostcore mcp --workspace DIR [flags]"); !ok {
+	if code, ok := parseFlags(fs, args, "hostcore mcp [--workspace DIR] [flags]"); !ok {
 		return code
 	}
 	if strings.TrimSpace(*dataDir) == "" {
 		fmt.Fprintf(os.Stderr, "hostcore mcp: %s must not be empty\n", givenAs(fs, "data-dir", "HOSTCORE_DATA_DIR"))
-		return 2
-	}
-	if *workspace == "" {
-		fmt.Fprintln(os.Stderr, "hostcore mcp: --workspace DIR is required")
 		return 2
 	}
 	switch *permMode {
@@ -396,7 +392,13 @@ func runMCP(args []string) int {
 	if !explicit {
 		// One database per workspace: an MCP client starts a server per
 		// project, often several at once, and a database has one hostcore.
-		*dataDir = mcpDataDir(*dataDir, *workspace)
+		// Without --workspace the directory the client started hostcore in
+		// (a client starts a server per project there) keys it.
+		key := *workspace
+		if key == "" {
+			key, _ = os.Getwd()
+		}
+		*dataDir = mcpDataDir(*dataDir, key)
 	}
 	dir, err := canonicalDataDir(*dataDir)
 	if err != nil {
@@ -440,7 +442,13 @@ func runMCP(args []string) int {
 	if err := h.SweepOrphans(ctx); err != nil {
 		log.Warn("start-up sweep", "err", err)
 	}
-	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version}
+	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version, ToolsWorkspace: filepath.Join(dir, "mcp-tools")}
+	if *workspace == "" {
+		if err := os.MkdirAll(opts.ToolsWorkspace, 0o700); err != nil {
+			log.Error("start-up", "err", err)
+			return 1
+		}
+	}
 	// No spin here: the SDK hands each request to a goroutine of its own,
 	// so the read goroutine is never the one to answer.
 	in, out := rpc.MessageLines(rpc.Input(os.Stdin, 0), os.Stdout, log, front.Hooks())
@@ -477,7 +485,10 @@ func (b mcpBackend) FrontendTools(ctx context.Context, sessionID string) ([]mcp.
 	tools, err := b.Server.FrontendTools(ctx, sessionID)
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly, Destructive: t.Destructive})
+		// Reads and a Write of the same content have no further effect when
+		// repeated; a command may reach the network.
+		out = append(out, mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly, Destructive: t.Destructive,
+			Idempotent: t.ReadOnly || t.Name == "Write", OpenWorld: t.Name == "Bash"})
 	}
 	return out, err
 }

@@ -173,7 +173,7 @@ func (s *Server) waitReply(ctx, caller context.Context, key string, o *owed, met
 	if result == nil {
 		return nil
 	}
-	return json.Unmarshal(r.result, result)
+	return decodeReply(method, r.result, result)
 }
 
 // Notify sends a host→client notification.

@@ -1,12 +1,27 @@
 package rpc
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+)
 
 // dispatcher reads the method table for one Run.
 type dispatcher struct {
 	s       *Server
 	methods Methods
 	ctx     context.Context // Run's: cancelled when hostcore stops
+
+	// running holds the cancel functions of the Ordinary requests under
+	// way, by request id (idKey), for $/cancelRequest. Under mu.
+	mu      sync.Mutex
+	running map[string][]*underway
+}
+
+// underway is one Ordinary request under way.
+type underway struct {
+	cancel context.CancelCauseFunc
 }
 
 // read is the read goroutine: it takes the messages framing hands on, in
@@ -60,6 +75,9 @@ func (d *dispatcher) handle(msg message) {
 		return
 	}
 	m, known := d.methods[msg.method]
+	if strings.HasPrefix(msg.method, "$/") {
+		m, known = d.dollar(msg)
+	}
 	if !known {
 		// Weighed and refused as any request, then answered -32601.
 		m = Method{WhileStopping: true}
@@ -174,6 +192,9 @@ func (d *dispatcher) process(r queued) {
 		answer(true)
 		return
 	}
+	if id != nil && r.m.Kind == Ordinary {
+		run = d.cancellable(id, run)
+	}
 	s.running.Add(1)
 	handedOff = true
 	s.workers.do(func() {
@@ -181,6 +202,103 @@ func (d *dispatcher) process(r queued) {
 		defer s.running.Add(-1)
 		answer(false)
 	})
+}
+
+// dollar is the method of a request whose name begins with "$/": the
+// LSP convention for methods a peer may ignore. $/cancelRequest, a
+// notification, cancels the request it names (cancelRequest); any other
+// such notification is ignored; such a request is answered -32601 (known
+// false), as LSP says.
+func (d *dispatcher) dollar(msg message) (Method, bool) {
+	if msg.id != nil {
+		return Method{}, false
+	}
+	params := msg.params
+	if msg.method != "$/cancelRequest" {
+		params = nil
+	}
+	// Answered on the goroutine that routes it, in arrival order: it finds
+	// every request read before it.
+	return Method{Kind: Cancel, WhileStopping: true, Prepare: func(json.RawMessage) (Run, bool) {
+		return func(context.Context) (any, error) {
+			if params != nil {
+				d.cancelRequest(params)
+			}
+			return nil, nil
+		}, true
+	}}, true
+}
+
+// Cancelled is the cause a request's context is cancelled with by
+// $/cancelRequest. A tools.execute so cancelled ends as a tools.cancel ends
+// it: TOOL_ABORTED, its process tree killed, its audit row written, its
+// message naming this cause; a card it waits on is withdrawn as cancelled
+// (not as denied: Cancelled has no Stopping method).
+type Cancelled struct{}
+
+func (Cancelled) Error() string { return "cancelled by $/cancelRequest" }
+
+// cancelRequest cancels the Ordinary requests under way whose id is the
+// one params name ({"id": ...}); anything else is ignored, as a
+// notification cannot be answered.
+func (d *dispatcher) cancelRequest(params json.RawMessage) {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(params, &p) != nil || !validID(p.ID) || len(p.ID) == 0 {
+		return
+	}
+	d.mu.Lock()
+	calls := d.running[idKey(p.ID)]
+	d.mu.Unlock()
+	for _, c := range calls {
+		c.cancel(Cancelled{})
+	}
+}
+
+// cancellable wraps run so that $/cancelRequest naming id cancels its
+// context. It is registered now, on the routing goroutine, so that a
+// cancel read after the request finds it even before it has started.
+func (d *dispatcher) cancellable(id json.RawMessage, run Run) Run {
+	key := idKey(id)
+	c := &underway{}
+	ctx, cancel := context.WithCancelCause(d.ctx)
+	c.cancel = cancel
+	d.mu.Lock()
+	if d.running == nil {
+		d.running = map[string][]*underway{}
+	}
+	d.running[key] = append(d.running[key], c)
+	d.mu.Unlock()
+	return func(context.Context) (any, error) {
+		defer func() {
+			d.mu.Lock()
+			list := d.running[key]
+			for i, x := range list {
+				if x == c {
+					list = append(list[:i], list[i+1:]...)
+					break
+				}
+			}
+			if len(list) == 0 {
+				delete(d.running, key)
+			} else {
+				d.running[key] = list
+			}
+			d.mu.Unlock()
+			cancel(nil)
+		}()
+		return run(ctx)
+	}
+}
+
+// idKey is a request id as one text however it was written: a string by
+// its decoded value, a number as written.
+func idKey(id json.RawMessage) string {
+	if str, ok := plainString(id); ok && len(id) > 0 && id[0] == '"' {
+		return "s" + str
+	}
+	return "n" + string(id)
 }
 
 // safeRun turns a handler panic into an internal error: no input may crash

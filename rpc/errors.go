@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // JSON-RPC codes.
@@ -26,10 +27,79 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// Error keeps the text jsonrpc2 libraries give a reply error, which
-// handlers strip to pass the client's own message on.
+// Error says, in the protocol's terms, that the client answered a
+// host→client request with an error: the text may reach the model (a
+// plugin call that failed), which knows JSON-RPC, not this program's
+// libraries.
 func (e *Error) Error() string {
-	return fmt.Sprintf("jsonrpc2: code %v message: %s", e.Code, e.Message)
+	return fmt.Sprintf("the client answered with error %d: %s", e.Code, e.Message)
+}
+
+// ReplyShapeError says that a client's reply to a host→client request
+// does not have the shape the request asks for (a card answered with a
+// bare string), in JSON terms: the decoder's own text names Go types. It
+// wraps the decoder's error.
+type ReplyShapeError struct {
+	Method string
+	Err    error
+}
+
+func (e *ReplyShapeError) Error() string {
+	return "the client's reply to " + e.Method + " is malformed: " + jsonProblem(e.Err)
+}
+
+func (e *ReplyShapeError) Unwrap() error { return e.Err }
+
+// decodeReply decodes a reply's result into result.
+func decodeReply(method string, raw json.RawMessage, result any) error {
+	if err := json.Unmarshal(raw, result); err != nil {
+		return &ReplyShapeError{Method: method, Err: err}
+	}
+	return nil
+}
+
+// jsonProblem says what a decoding error found wrong, in JSON terms.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "its result must be " + jsonKind(te.Type) + ", not " + article(te.Value)
+		}
+		return fmt.Sprintf("member %q of its result must be %s, not %s", te.Field, jsonKind(te.Type), article(te.Value))
+	}
+	return "its result is not valid JSON"
+}
+
+// article names a JSON kind as the decoder reports it ("string",
+// "number 1.5") with its article.
+func article(v string) string {
+	switch {
+	case v == "":
+		return "another kind"
+	case v[0] == 'a' || v[0] == 'o':
+		return "an " + v
+	}
+	return "a " + v
+}
+
+// jsonKind names the JSON kind a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Interface:
+		return "a JSON value"
+	}
+	return "a number"
 }
 
 // Coded is implemented by errors that choose their JSON-RPC code and
@@ -77,7 +147,7 @@ func (errNotSent) NotSent() bool        { return true }
 
 // errClosed ends the waits of host→client requests still open when Run
 // returns.
-var errClosed = errors.New("jsonrpc2: connection is closed")
+var errClosed = errors.New("the connection to the client is closed")
 
 // stopping is the cause calls are cancelled with when hostcore stops
 // (perms.Stopping).

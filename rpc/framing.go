@@ -40,6 +40,10 @@ type lineStream struct {
 	// broken is set after a write fails: the client is gone.
 	broken  bool
 	onBreak func()
+	// afterHeader is set once a line was a Content-Length header: the
+	// header lines and the body that follow it belong to a message framed
+	// in a way hostcore does not read (headerFollowUp). Read goroutine only.
+	afterHeader bool
 	// draining is set once the server is shutting down: from then on each
 	// write gets writeDrain to complete (see Run), if w takes deadlines.
 	draining atomic.Bool
@@ -210,6 +214,14 @@ func (p probe) hasError() bool  { return len(p.Error) > 0 && string(p.Error) != 
 // false returned. Both readers, the native loop's and MessageLines, start
 // with it.
 func (s *lineStream) frame(line []byte) (probe, bool) {
+	if isContentLength(line) {
+		s.refuseHeader()
+		return probe{}, false
+	}
+	if s.afterHeader {
+		s.headerFollowUp(line)
+		return probe{}, false
+	}
 	if !utf8.Valid(line) {
 		s.replyError(nil, CodeParseError, "parse error: line is not valid UTF-8", "")
 		return probe{}, false
@@ -233,6 +245,67 @@ func (s *lineStream) frame(line []byte) (probe, bool) {
 		s.replyError(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object", "")
 	}
 	return probe{}, false
+}
+
+// headersRefused is the answer to a Content-Length header (the framing of
+// LSP and of vscode-jsonrpc's default stream reader): said in full, since a
+// client that frames so cannot read hostcore's lines and its author reads
+// the traffic to find out why.
+const headersRefused = "parse error: hostcore reads one JSON message per line, with no headers " +
+	"(Content-Length framing is not read): write each message as one line of JSON ending in a newline"
+
+// isContentLength says whether a line starts with a Content-Length header
+// (header names are case-insensitive).
+func isContentLength(line []byte) bool {
+	const name = "content-length:"
+	return len(line) >= len(name) && strings.EqualFold(string(line[:len(name)]), name)
+}
+
+// refuseHeader answers a Content-Length header once, and has the lines of
+// the same message that follow it dropped or refused (headerFollowUp).
+func (s *lineStream) refuseHeader() {
+	s.replyError(nil, CodeParseError, headersRefused, "")
+	s.afterHeader = true
+}
+
+// headerFollowUp takes a line that follows a Content-Length header: more
+// header lines are dropped (the header was answered once); the body line
+// ends the header and is not run, since a client that frames one message
+// with headers frames all of them so and running some would be worse than
+// running none. A body that is a request with an id is refused with its id,
+// so that the client's wait for it ends; any other body is dropped. A body
+// written without a line ending has the next message's header glued to
+// it: that header is answered as the first was.
+func (s *lineStream) headerFollowUp(line []byte) {
+	if line[0] != '{' && isHeaderLine(line) {
+		return
+	}
+	s.afterHeader = false
+	if i := bytes.Index(bytes.ToLower(line), []byte("content-length:")); i > 0 {
+		s.refuseHeader()
+		return
+	}
+	p, err := readProbe(line)
+	if err != nil || !p.hasMethod() || !validID(p.ID) || len(p.ID) == 0 || string(p.ID) == "null" {
+		return
+	}
+	s.replyError(p.ID, CodeInvalidRequest, "invalid request: the message came after a Content-Length header, "+
+		"and was not run: hostcore reads one JSON message per line, with no headers", "")
+}
+
+// isHeaderLine says whether a line reads as "Name: value" with a header
+// name (letters, digits and dashes).
+func isHeaderLine(line []byte) bool {
+	name, _, ok := bytes.Cut(line, []byte(":"))
+	if !ok || len(name) == 0 {
+		return false
+	}
+	for _, c := range name {
+		if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // readProbe reads the envelope members by their exact names: JSON-RPC

@@ -3,16 +3,23 @@
 // tools/call go to a Backend (main wires handlers' frontend door to it),
 // and the host→client traffic the backend sends through the Frontend
 // (Call, CallWithin, Notify) is mapped onto MCP. It knows nothing of tools
-// and imports nothing of hostcore's but rpc.
+// and imports nothing of hostcore's but rpc and the schema files.
 //
 // The mapping:
 //
 //   - tools/list: the session's tools (Backend.FrontendTools) with
-//     their JSON Schemas and readOnlyHint / destructiveHint.
+//     their JSON Schemas (every enum typed), an outputSchema (the
+//     ToolResult of schema/protocol.schema.json, details by tool) and
+//     their annotations (read-only, destructive, idempotent, open-world).
+//   - the workspace: --workspace, or else the client's first root
+//     (roots/list once the client has initialized, again on
+//     notifications/roots/list_changed); a call without either is an
+//     isError result that says so.
 //   - tools/call: Backend.Execute, the path of tools.execute. The
 //     result's content becomes MCP text content, everything else (ok,
 //     errorCode, message, details, root, path, review, decision, timing)
-//     becomes structuredContent, and isError is kept.
+//     becomes structuredContent, and isError is kept. Arguments hostcore
+//     refuses are an isError result too, which the model can correct.
 //   - permission.request: an elicitation/create in form mode whose one field
 //     "decision" offers allow-once, allow-session and deny, when the client
 //     declared the elicitation capability. Declining or cancelling the form
@@ -68,9 +75,13 @@ type Tool struct {
 	Description string
 	InputSchema json.RawMessage
 	// ReadOnly tools only read; Destructive ones may change or delete
-	// what is there.
+	// what is there; Idempotent ones have no further effect when called
+	// again with the same arguments; OpenWorld ones reach beyond the
+	// workspace (a command may use the network).
 	ReadOnly    bool
 	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
 }
 
 // Call is one tools/call as the backend runs it.
@@ -104,7 +115,14 @@ type Arriver interface {
 
 // Options configure Serve.
 type Options struct {
-	Workspace      string
+	// Workspace binds every call to this directory; "" takes the client's
+	// first root.
+	Workspace string
+	// ToolsWorkspace, used when Workspace is "", is an empty directory
+	// whose session lists the tools before any root is known: the tools of
+	// a session do not depend on its directory, and tools/list may come
+	// first. No call runs there.
+	ToolsWorkspace string
 	PermissionMode string
 	Version        string
 	// DrainTimeout bounds how long Serve waits for running calls once the
@@ -126,9 +144,11 @@ type Frontend struct {
 	closed   bool
 	inflight sync.WaitGroup
 
+	// ws is the workspace calls run in.
+	ws *workspace
+
 	// Set by Serve, for the arrival hooks (Hooks).
 	arriver   Arriver
-	sessionID string
 	served    map[string]bool
 	arrivals  map[string]Arrival // by toolCallId, until its handler takes it
 	byRequest map[string]string  // toolCallId by JSON-RPC request id (idKey)
@@ -138,7 +158,7 @@ type Frontend struct {
 func New(log *slog.Logger) *Frontend {
 	stop, abort := context.WithCancel(context.Background())
 	return &Frontend{log: log, turn: newID("mcp_conn_"), stop: stop, abort: abort, calls: map[string]*callState{},
-		arrivals: map[string]Arrival{}, byRequest: map[string]string{}}
+		arrivals: map[string]Arrival{}, byRequest: map[string]string{}, ws: newWorkspace(log)}
 }
 
 // callState is what the host→client side needs to know of one tools/call.
@@ -182,39 +202,62 @@ func legacyVersions() []string {
 // Serve binds the session and serves MCP on t until the client goes or
 // ctx ends; then running calls are cancelled and drained.
 func (f *Frontend) Serve(ctx context.Context, b Backend, opts Options, t sdk.Transport) error {
-	sessionID, err := b.EnsureSession(ctx, "mcp", opts.Workspace, opts.PermissionMode)
+	listDir, where := opts.Workspace, "inside the workspace "+opts.Workspace
+	if listDir == "" {
+		listDir, where = opts.ToolsWorkspace, "inside the workspace the client's first root names"
+	}
+	listSession, err := b.EnsureSession(ctx, "mcp", listDir, opts.PermissionMode)
 	if err != nil {
 		return err
 	}
-	tools, err := b.FrontendTools(ctx, sessionID)
+	tools, err := b.FrontendTools(ctx, listSession)
 	if err != nil {
 		return fmt.Errorf("listing tools: %w", err)
 	}
+	names := make([]string, len(tools))
+	for i, tool := range tools {
+		names[i] = tool.Name
+	}
+	outputs, err := outputSchemas(names)
+	if err != nil {
+		return fmt.Errorf("output schemas: %w", err)
+	}
+	f.ws.use(b, opts.PermissionMode)
+	f.mu.Lock()
+	f.arriver, _ = b.(Arriver)
+	f.served = map[string]bool{}
+	for _, tool := range tools {
+		f.served[tool.Name] = true
+	}
+	if opts.Workspace != "" {
+		f.ws.bind(opts.Workspace, listSession)
+	}
+	f.mu.Unlock()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "hostcore", Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: "hostcore runs these tools inside the workspace " + opts.Workspace +
+		Instructions: "hostcore runs these tools " + where +
 			" under its permission policy; calls that need the user's approval are asked through elicitation.",
 		Logger:                    f.log,
 		Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		SupportedProtocolVersions: legacyVersions(),
+		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
+			f.ws.initialized(f.stop, req.Session)
+		},
+		RootsListChangedHandler: func(_ context.Context, req *sdk.RootsListChangedRequest) {
+			go f.ws.refresh(f.stop, req.Session)
+		},
 	})
-	f.mu.Lock()
-	f.arriver, _ = b.(Arriver)
-	f.sessionID, f.served = sessionID, map[string]bool{}
 	for _, tool := range tools {
-		f.served[tool.Name] = true
-	}
-	f.mu.Unlock()
-	for _, tool := range tools {
-		destructive := tool.Destructive
-		closed := false
+		destructive, openWorld := tool.Destructive, tool.OpenWorld
 		srv.AddTool(&sdk.Tool{
-			Name:        tool.Name,
-			Description: tool.Description,
-			InputSchema: tool.InputSchema,
-			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: tool.ReadOnly, DestructiveHint: &destructive, OpenWorldHint: &closed},
-		}, f.toolHandler(b, sessionID, tool.Name))
+			Name:         tool.Name,
+			Description:  tool.Description,
+			InputSchema:  typedEnums(tool.InputSchema),
+			OutputSchema: outputs[tool.Name],
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: tool.ReadOnly, DestructiveHint: &destructive,
+				IdempotentHint: tool.Idempotent, OpenWorldHint: &openWorld},
+		}, f.toolHandler(b, tool.Name))
 	}
-	f.log.Info("mcp session ready", "sessionId", sessionID, "workspace", opts.Workspace, "permissionMode", opts.PermissionMode, "tools", len(tools))
+	f.log.Info("mcp session ready", "workspace", opts.Workspace, "permissionMode", opts.PermissionMode, "tools", len(tools))
 	// The SDK, told to stop, waits for its running handlers before Run
 	// returns: a signal must cancel them first, or a running Bash would
 	// hold hostcore until it ended by itself.
@@ -267,7 +310,7 @@ func (f *Frontend) close() {
 
 var errClosing = errors.New("hostcore is shutting down")
 
-func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandler {
+func (f *Frontend) toolHandler(b Backend, name string) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		// A call registered as its line was read (Hooks) keeps the id and
 		// the place it was given then.
@@ -276,8 +319,13 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 		if id != "" {
 			arrival = f.takeArrival(id)
 		}
+		var sessionID string
 		if arrival == nil {
 			id = newID("mcp_")
+			var why string
+			if sessionID, why = f.ws.session(ctx); why != "" {
+				return refused(why), nil
+			}
 		}
 		st := &callState{session: req.Session, token: req.Params.GetProgressToken()}
 		if caps := req.Session.InitializeParams().Capabilities; caps != nil && caps.Elicitation != nil {
@@ -317,6 +365,12 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 			res, err = b.Execute(ctx, Call{SessionID: sessionID, TurnID: f.turn, ToolCallID: id, ToolName: name, Args: args, PromptID: id})
 		}
 		if err != nil {
+			var c rpc.Coded
+			if errors.As(err, &c) && c.RPCCode() == rpc.CodeInvalidParams {
+				// The model can correct its arguments: a result it
+				// reads, not a protocol error its client may hide.
+				return refused(err.Error()), nil
+			}
 			return nil, err
 		}
 		var noCard func() string
@@ -325,6 +379,12 @@ func (f *Frontend) toolHandler(b Backend, sessionID, name string) sdk.ToolHandle
 		}
 		return toResult(res, noCard)
 	}
+}
+
+// refused is an isError result without structuredContent (there is no
+// ToolResult to conform to the output schema): what the model reads.
+func refused(why string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: why}}}
 }
 
 // arrivalKey is the _meta key the Request hook adds to a tools/call: the
@@ -343,14 +403,20 @@ func (f *Frontend) Hooks() *rpc.LineHooks {
 }
 
 func (f *Frontend) arrive(id json.RawMessage, method string, params json.RawMessage) json.RawMessage {
+	if method == "initialize" {
+		f.ws.sawInitialize(params)
+	}
 	if method != "tools/call" {
 		return nil
 	}
 	f.mu.Lock()
-	ar, sessionID, served := f.arriver, f.sessionID, f.served
+	ar, served := f.arriver, f.served
 	f.mu.Unlock()
+	// A call read while no workspace is bound yet is not registered: its
+	// handler waits for the roots and runs it unregistered.
+	sessionID := f.ws.current()
 	var p map[string]json.RawMessage
-	if ar == nil || json.Unmarshal(params, &p) != nil {
+	if ar == nil || sessionID == "" || json.Unmarshal(params, &p) != nil {
 		return nil
 	}
 	var name string
