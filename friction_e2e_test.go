@@ -31,6 +31,62 @@ func stringify(m map[string]json.RawMessage) string {
 	return string(b)
 }
 
+// frictionHost drives the binary line by line for the framing cases: raw
+// lines in, every host line seen in order until one matches.
+type frictionHost struct{ *host }
+
+func edgeStart(t *testing.T, args ...string) frictionHost {
+	t.Helper()
+	return frictionHost{startHost(t, buildBinary(t), append([]string{"--data-dir", t.TempDir()}, args...)...)}
+}
+
+func (h frictionHost) raw(t *testing.T, line string) { t.Helper(); h.host.send(t, line) }
+
+func (h frictionHost) send(t *testing.T, id any, method string, params any) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	h.raw(t, string(b))
+}
+
+// until collects lines until match holds or d passes; it returns the match
+// (nil on timeout) and every line seen.
+func (h frictionHost) until(d time.Duration, match func(map[string]json.RawMessage) bool) (map[string]json.RawMessage, []map[string]json.RawMessage) {
+	var seen []map[string]json.RawMessage
+	deadline := time.After(d)
+	for {
+		select {
+		case line, ok := <-h.lines:
+			if !ok {
+				return nil, seen
+			}
+			var m map[string]json.RawMessage
+			json.Unmarshal([]byte(line), &m)
+			seen = append(seen, m)
+			if match(m) {
+				return m, seen
+			}
+		case <-deadline:
+			return nil, seen
+		}
+	}
+}
+
+func isResponse(id string) func(map[string]json.RawMessage) bool {
+	return func(m map[string]json.RawMessage) bool { return string(m["id"]) == id && m["method"] == nil }
+}
+
+func isMethod(name string) func(map[string]json.RawMessage) bool {
+	return func(m map[string]json.RawMessage) bool { return string(m["method"]) == strconv.Quote(name) }
+}
+
+func edgeSession(t *testing.T, h frictionHost, mode string) {
+	t.Helper()
+	h.send(t, "mk", "session.create", map[string]any{"sessionId": "s", "workspaceRoot": t.TempDir(), "permissionMode": mode})
+	if m, _ := h.until(10*time.Second, isResponse(`"mk"`)); m == nil || m["error"] != nil {
+		t.Fatalf("session.create: %v", m)
+	}
+}
+
 // TestContentLengthFramingIsRefusedInWords: a client framing with
 // Content-Length headers (LSP, vscode-jsonrpc's default) is told at once,
 // in words, that hostcore reads one JSON message per line; the body that
