@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hostcore/perms/redact"
-	"strings"
+	"hostcore/rpc"
 	"time"
 )
 
@@ -101,13 +101,12 @@ func replyErrorText(err error) string {
 	if errors.As(err, &te) {
 		return "its reply is malformed: " + JSONErrorText(err)
 	}
-	// The client's own message, without the library's framing, and
-	// redacted like every text hostcore passes on from a tool.
+	// The client's own message, redacted like every text hostcore
+	// passes on from a tool.
 	msg := err.Error()
-	if strings.HasPrefix(msg, "jsonrpc2: code ") {
-		if _, m, ok := strings.Cut(msg, " message: "); ok {
-			msg = m
-		}
+	var re *rpc.Error
+	if errors.As(err, &re) {
+		msg = re.Message
 	}
 	return redact.Preview(msg, redact.PreviewMax)
 }
