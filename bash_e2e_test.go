@@ -516,9 +516,13 @@ func TestBashLoginPathSurvivesAProfileThatSetsPath(t *testing.T) {
 	const show = `printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"`
 	for i, command := range []string{
 		show,
-		// A command that deletes the script does not lose it for the next.
-		`rm "$PI_SCRATCH_DIR/../../bash_env.sh" && ` + show,
+		// A script deleted (by whoever can: the command sandbox keeps
+		// commands from it) is not lost for the next command.
+		show,
 	} {
+		if i == 1 {
+			os.Remove(filepath.Join(data, "bash_env.sh"))
+		}
 		id := 10 + i
 		c.send(id, "tools.execute", bashParams(fmt.Sprint("b", i), command, 0))
 		r := c.result(id)
@@ -526,6 +530,11 @@ func TestBashLoginPathSurvivesAProfileThatSetsPath(t *testing.T) {
 		if r["ok"] != true || !strings.HasPrefix(out, "/probed/bin:") || !strings.Contains(out, ":/profile/bin") || !strings.HasSuffix(out, "|unset|unset") {
 			t.Fatalf("command %d saw %q (%v)", i+1, out, r["message"])
 		}
+	}
+	// A sandboxed command cannot delete it.
+	c.send(13, "tools.execute", bashParams("rm", `rm "$PI_SCRATCH_DIR/../../bash_env.sh"`, 0))
+	if r := c.result(13); details(r)["sandbox"] == "landlock" && r["ok"] != false {
+		t.Fatalf("a sandboxed command deleted the BASH_ENV script: %v", r)
 	}
 	c.send(12, "tools.execute", bashParams("b3", `printf %s "$PATH"`, 0))
 	if out, _ := details(c.result(12))["stdout"].(string); !strings.HasPrefix(out, "/probed/bin:") {

@@ -29,7 +29,7 @@ import (
 // spread). BENCH_REPS sets the repetitions (default 7), BENCH_READ_CALLS
 // the calls in each Read timing (default 2,000); BENCH_ROWS a
 // comma-separated subset of row keys (grep, glob, read, write, bash,
-// bashshort, startup, parallel); BENCH_BIN a hostcore binary to time
+// bashshort, sandbox, startup, parallel); BENCH_BIN a hostcore binary to time
 // instead of building this tree's. It installs nothing: without ripgrep
 // the rows that compare against it say how to get it.
 func BenchmarkTable(b *testing.B) {
@@ -67,6 +67,9 @@ func BenchmarkTable(b *testing.B) {
 		}
 		if on("bashshort") {
 			rows = append(rows, benchBashShort(b, bin, reps))
+		}
+		if on("sandbox") {
+			rows = append(rows, benchBashSandbox(b, bin, reps))
 		}
 		if on("startup") {
 			rows = append(rows, benchStartup(b, bin, reps*3))

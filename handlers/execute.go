@@ -311,6 +311,9 @@ func (s *Server) checkCall(ctx context.Context, c *call, a *auditing, t *tools.D
 // answer. outside: the call's path lies outside the workspace and scratch.
 func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool, r *ToolResult) {
 	t := c.tool
+	if c.unsandboxed() {
+		return false, s.decideUnsandboxed(ctx, c, a) // sandbox.go
+	}
 	req := perms.Request{Tool: t.Name, Class: t.Class, Risk: t.Risk, OpMode: c.sess.Mode, PermMode: c.permMode}
 	if c.hasTarget && c.target.Root == sandbox.RootExternal {
 		req.Outside = true

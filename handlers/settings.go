@@ -18,6 +18,14 @@ type Settings struct {
 	// BashDenylist extends Bash's built-in denylist (bash.go); hostcore's
 	// own addition to the wire Settings.
 	BashDenylist []string `json:"bashDenylist"`
+	// The command sandbox (sandbox.go): commandSandbox is
+	// "workspace-write", "read-only" or "off"; sandboxWritableDirs are
+	// writable besides the roots; planBashReadOnly runs Plan and Goal's
+	// commands read-only; sandbox is what the system offers.
+	CommandSandbox      string        `json:"commandSandbox"`
+	SandboxWritableDirs []string      `json:"sandboxWritableDirs"`
+	PlanBashReadOnly    bool          `json:"planBashReadOnly"`
+	Sandbox             SandboxStatus `json:"sandbox"`
 }
 
 const (
@@ -38,6 +46,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		"serverInfo":          map[string]string{"name": "hostcore", "version": s.cfg.Version},
 		"dataDir":             s.cfg.DataDir,
 		"permissionTimeoutMs": s.cfg.PermissionTimeout.Milliseconds(),
+		"sandbox":             sandboxStatus(),
 	}, nil
 }
 
@@ -66,6 +75,9 @@ func (s *Server) settings(ctx context.Context) (Settings, error) {
 	if out.BashDenylist, err = s.bashDenylist(ctx); err != nil {
 		return Settings{}, storageError("reading settings", err)
 	}
+	if err = s.sandboxSettings(ctx, &out); err != nil {
+		return Settings{}, storageError("reading settings", err)
+	}
 	return out, nil
 }
 
@@ -82,6 +94,7 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 		DefaultPermissionMode *string         `json:"defaultPermissionMode"`
 		DefaultCommandShell   json.RawMessage `json:"defaultCommandShell"`
 		BashDenylist          json.RawMessage `json:"bashDenylist"`
+		sandboxUpdate
 	}
 	if err := decodeStrict(raw, &p); err != nil {
 		return nil, err
@@ -114,6 +127,9 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		changes[keyBashDenylist] = v
+	}
+	if err := p.sandboxUpdate.check(changes); err != nil {
+		return nil, err
 	}
 	if err := s.store.SetSettings(ctx, changes); err != nil {
 		return nil, storageError("saving settings", err)

@@ -103,3 +103,9 @@ func (b bashHost) Output() func(stream string, seq int, chunks [][]byte) { retur
 func (b bashHost) Warm() *process.Warm { return b.c.s.warm }
 
 func (b bashHost) Batch() bool { return b.c.s.cfg.BatchCommands }
+
+func (b bashHost) Sandbox(a tools.BashArgs, env []string) (tools.BashSandbox, error) {
+	return b.c.bashSandbox(a, env)
+}
+
+func (b bashHost) CardNote(a tools.BashArgs) string { return b.c.bashCardNote(a) }

@@ -51,7 +51,7 @@ var Bash = Tool[BashArgs, BashDetails]{
 	// The card shows the command itself (the envelope escapes control
 	// characters; a command is never redacted: what a card hides can be
 	// the name of what runs).
-	Preview: func(c *Call, a BashArgs) (string, string) { return a.Command, "" },
+	Preview: func(c *Call, a BashArgs) (string, string) { return c.Host.Bash().CardNote(a) + a.Command, "" },
 }
 
 // BashArgs are Bash's arguments.
@@ -60,6 +60,10 @@ type BashArgs struct {
 	Timeout     int    `json:"timeout"`
 	Description string `json:"description"`
 	TTY         bool   `json:"tty"`
+	// Sandbox "off" asks to run outside the command sandbox (always a
+	// card, never remembered); Justification says why.
+	Sandbox       string `json:"sandbox"`
+	Justification string `json:"justification"`
 }
 
 // BashHost is what Bash needs of hostcore beyond a Host.
@@ -76,6 +80,11 @@ type BashHost interface {
 	// Batch runs commands as batch tasks.
 	Warm() *process.Warm
 	Batch() bool
+	// Sandbox is how the command is to run (bash_sandbox.go), given its
+	// environment; an error refuses it. CardNote is what its card says
+	// first.
+	Sandbox(a BashArgs, env []string) (BashSandbox, error)
+	CardNote(a BashArgs) string
 }
 
 // MaxCommandBytes is the longest command bash -lc can be given (the
@@ -138,6 +147,11 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 	if real, err := filepath.EvalSymlinks(spec.Dir); err != nil || real != spec.Dir {
 		return none, PolicyDenied("the workspace path %s now leads to %s (a link was put in its place): the command was not run", redact.EscapeText(spec.Dir), redact.EscapeText(real))
 	}
+	sb, err := bh.Sandbox(a, spec.Env)
+	if err != nil {
+		return none, err
+	}
+	spec.Sandbox = sb.Policy
 	res, err := process.Run(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -146,6 +160,7 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 		return none, Fail(CodeToolFailed, "the command could not be started: %v", err)
 	}
 	out, f := bashResult(res, shell, a)
+	sb.annotate(&out, f)
 	switch {
 	case f == nil:
 		return out, nil
@@ -187,6 +202,10 @@ type BashDetails struct {
 	// A failed patch command (design section 4d).
 	MutationFailure
 	PatchCommand string `json:"patchCommand,omitempty"`
+	// Sandbox is "landlock", "none" (SandboxReason says why) or "off"
+	// (bash_sandbox.go).
+	Sandbox       string `json:"sandbox,omitempty"`
+	SandboxReason string `json:"sandboxReason,omitempty"`
 }
 
 // bashResult renders a finished command: details with both streams kept

@@ -6,6 +6,11 @@
  */
 export type PermissionMode = "ask" | "accept-edits" | "auto";
 /**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "CommandSandbox".
+ */
+export type CommandSandbox = "workspace-write" | "read-only" | "off";
+/**
  * A session's own mode; inherit follows Settings.defaultPermissionMode.
  *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -140,6 +145,11 @@ export type BashDetails = MutationFailure & {
    * With a patch_failed mutationFailureKind: the patch command that failed.
    */
   patchCommand?: string;
+  /**
+   * How the command ran: landlock (confined), none (the system has no sandbox; sandboxReason says why) or off (the settings, or an approved call, ran it unconfined).
+   */
+  sandbox?: "landlock" | "none" | "off";
+  sandboxReason?: string;
 };
 /**
  * One line of the wire, either direction.
@@ -269,6 +279,18 @@ export interface InitializeResult {
   };
   dataDir: string;
   permissionTimeoutMs: number;
+  sandbox: SandboxStatus;
+}
+/**
+ * The command sandbox the system offers: landlock with the kernel's ABI (a reason then says what that ABI lacks), or none with the reason (commands then run unconfined, and every Bash result says so).
+ *
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "SandboxStatus".
+ */
+export interface SandboxStatus {
+  kind: "landlock" | "none";
+  abi?: number;
+  reason?: string;
 }
 /**
  * Params of a method that takes none: {} or absent.
@@ -290,12 +312,25 @@ export interface Settings {
    */
   defaultCommandShell: string | null;
   /**
-   * Paths Bash commands may not name, beside the built-in list: absolute or starting with ~/, no glob characters.
+   * Paths Bash commands may not name, beside the built-in list: absolute or starting with ~/, no glob characters. The command sandbox also keeps them from being read or written.
    */
   bashDenylist: string[];
+  /**
+   * How Bash commands run: workspace-write (writes in the workspace, scratch, temp and cache dirs and sandboxWritableDirs), read-only (scratch and temp only) or off (unconfined).
+   */
+  commandSandbox: "workspace-write" | "read-only" | "off";
+  /**
+   * Absolute dirs a sandboxed command may also write in (workspace-write only).
+   */
+  sandboxWritableDirs: string[];
+  /**
+   * Plan and Goal mode's commands run read-only. Default false: Plan is planning intent, not a strict read-only profile.
+   */
+  planBashReadOnly: boolean;
+  sandbox: SandboxStatus;
 }
 /**
- * Every member is optional; all are checked before any is saved. bashDenylist null restores the empty list.
+ * Every member is optional; all are checked before any is saved. null restores a member's default (bashDenylist and sandboxWritableDirs: the empty list).
  *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "SettingsUpdateParams".
@@ -304,6 +339,12 @@ export interface SettingsUpdateParams {
   defaultPermissionMode?: PermissionMode;
   defaultCommandShell?: string | null;
   bashDenylist?: string[] | null;
+  commandSandbox?: CommandSandbox | null;
+  /**
+   * @maxItems 64
+   */
+  sandboxWritableDirs?: string[] | null;
+  planBashReadOnly?: boolean | null;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -1152,6 +1193,14 @@ export interface BashArgs {
    * Run under a terminal, as one merged output stream, for programs that refuse to run without one.
    */
   tty?: boolean;
+  /**
+   * "off" runs the command outside hostcore's command sandbox (which lets it write only in the workspace, the scratch, the temp and cache dirs, and read everything but credentials). Only when the sandbox refused something the task truly needs: the call always asks the person, in every permission mode, and the approval is never remembered.
+   */
+  sandbox?: "on" | "off";
+  /**
+   * Required with sandbox "off": why the command must run outside the sandbox, shown to the person who approves it.
+   */
+  justification?: string;
 }
 
 /**
