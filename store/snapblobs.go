@@ -63,8 +63,15 @@ func (r Retention) dataDirReason() string {
 }
 
 // snapshotBlobsSchema is migration v5. A snapshot holds previous content
-// when blob (the content's sha256) or before_file (a per-snapshot file)
-// is set; the triggers keep snapshot_totals, snapshot_total and the
+// when blob or before_file (a per-snapshot file) is set. blob is the
+// content itself when it is shorter than its sha256 (a reference would
+// cost more than it saves), else the sha256, the key of snapshot_blobs.
+//
+// The retention rule's order is the rowid's, the order of insertion. The
+// partial indexes name only the snapshots holding content, so the oldest
+// is found in one step however many were evicted before it; every such
+// snapshot has existed = 1, which makes snapshots_held an index in rowid
+// order of a few bytes an entry. The triggers keep snapshot_totals, snapshot_total and the
 // blobs' reference counts in step with every insert, delete and
 // eviction, whichever statement makes it, and drop a blob no snapshot
 // names.
@@ -76,8 +83,8 @@ const snapshotBlobsSchema = `CREATE TABLE snapshot_blobs (
 	) WITHOUT ROWID;
 	ALTER TABLE snapshots ADD COLUMN blob BLOB;
 	ALTER TABLE snapshots ADD COLUMN note TEXT;
-	CREATE INDEX snapshots_held ON snapshots (created_at) WHERE blob IS NOT NULL OR before_file IS NOT NULL;
-	CREATE INDEX snapshots_held_session ON snapshots (session_id, created_at) WHERE blob IS NOT NULL OR before_file IS NOT NULL;
+	CREATE INDEX snapshots_held ON snapshots (existed) WHERE blob IS NOT NULL OR before_file IS NOT NULL;
+	CREATE INDEX snapshots_held_session ON snapshots (session_id) WHERE blob IS NOT NULL OR before_file IS NOT NULL;
 	CREATE TABLE snapshot_totals (session_id TEXT PRIMARY KEY, count INTEGER NOT NULL, bytes INTEGER NOT NULL) WITHOUT ROWID;
 	CREATE TABLE snapshot_total (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, bytes INTEGER NOT NULL);
 	INSERT INTO snapshot_totals (session_id, count, bytes)
@@ -169,11 +176,15 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot, before []byte) (S
 			held, sn.Reversible, sn.Note = false, false, why
 		}
 	}
-	var hash []byte
+	var hash, ref []byte // ref: what the row's blob column holds
 	if held {
 		sum := sha256.Sum256(before)
-		hash = sum[:]
+		hash, ref = sum[:], sum[:]
 		sn.BeforeHash, sn.BeforeSize = hex.EncodeToString(hash), int64(len(before))
+		if inline(sn.BeforeSize) {
+			ref = append([]byte{}, before...) // never nil: empty content is still content
+			sn.inline = ref
+		}
 	}
 	large := held && len(before) > SmallSnapshot
 	if large {
@@ -185,7 +196,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot, before []byte) (S
 	}
 	var freed evicted
 	err := s.write(ctx, func(conn *sqlite.Conn) error {
-		if held {
+		if held && !inline(sn.BeforeSize) {
 			var data any = before
 			if large {
 				data = nil
@@ -195,7 +206,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot, before []byte) (S
 				return err
 			}
 		}
-		if err := insertSnapshot(conn, sn, hash); err != nil {
+		if err := insertSnapshot(conn, sn, ref); err != nil {
 			return err
 		}
 		if !held {
@@ -218,14 +229,23 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot, before []byte) (S
 	return sn, nil
 }
 
-func insertSnapshot(conn *sqlite.Conn, sn Snapshot, hash []byte) error {
-	var blob any
-	if hash != nil {
-		blob = hash
+// inline says whether content of size bytes is kept in the snapshot's
+// row rather than in snapshot_blobs.
+func inline(size int64) bool { return size < sha256.Size }
+
+// insertSnapshot inserts sn's row; ref is its blob column (nil: NULL).
+// A hex sha256 after-hash is stored as its 32 bytes.
+func insertSnapshot(conn *sqlite.Conn, sn Snapshot, ref []byte) error {
+	var blob, after any = nil, sn.AfterHash
+	if ref != nil {
+		blob = ref
+	}
+	if raw, err := hex.DecodeString(sn.AfterHash); err == nil && len(raw) == sha256.Size {
+		after = raw
 	}
 	return sqlitex.Execute(conn, `INSERT INTO snapshots (id, session_id, message_id, path, abs_path, before_file, existed, before_size, after_hash, reversible, state, created_at, blob, note)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
-		Args: []any{sn.ID, sn.SessionID, sn.MessageID, sn.Path, sn.AbsPath, nullable(sn.BeforeFile), sn.Existed, sn.BeforeSize, sn.AfterHash, sn.Reversible, sn.State, sn.CreatedAt, blob, nullable(sn.Note)},
+		Args: []any{sn.ID, sn.SessionID, sn.MessageID, sn.Path, sn.AbsPath, nullable(sn.BeforeFile), sn.Existed, sn.BeforeSize, after, sn.Reversible, sn.State, sn.CreatedAt, blob, nullable(sn.Note)},
 	})
 }
 
@@ -235,6 +255,15 @@ type evicted struct {
 	blobs []string // hex hashes of large blobs
 	files []string // before_file of rows in the per-snapshot format
 }
+
+// oldestInSession and oldestInDataDir find the retention rule's next
+// victim through the partial indexes, in rowid order, with no sort.
+const (
+	oldestInSession = `SELECT rowid, before_size, blob, COALESCE(before_file, '') FROM snapshots
+		WHERE session_id = ? AND (blob IS NOT NULL OR before_file IS NOT NULL) AND id != ? ORDER BY rowid LIMIT 1`
+	oldestInDataDir = `SELECT rowid, before_size, blob, COALESCE(before_file, '') FROM snapshots
+		WHERE existed = 1 AND (blob IS NOT NULL OR before_file IS NOT NULL) AND id != ? ORDER BY rowid LIMIT 1`
+)
 
 // enforce applies the retention rule after sn was inserted: while its
 // session, then the data dir, is past a bound, the oldest snapshot
@@ -249,9 +278,7 @@ func (s *Store) enforce(conn *sqlite.Conn, sn Snapshot) (evicted, error) {
 		return ev, err
 	}
 	for t.Count > r.SessionCount || t.Bytes > r.SessionBytes {
-		size, ok, err := evictOldest(conn, `SELECT rowid, before_size, blob, COALESCE(before_file, '') FROM snapshots
-			WHERE session_id = ? AND (blob IS NOT NULL OR before_file IS NOT NULL) AND id != ? ORDER BY created_at, rowid LIMIT 1`,
-			[]any{sn.SessionID, sn.ID}, r.sessionReason(), &ev)
+		size, ok, err := evictOldest(conn, oldestInSession, []any{sn.SessionID, sn.ID}, r.sessionReason(), &ev)
 		if err != nil || !ok {
 			return ev, err
 		}
@@ -261,9 +288,7 @@ func (s *Store) enforce(conn *sqlite.Conn, sn Snapshot) (evicted, error) {
 		return ev, err
 	}
 	for t.Count > r.DataDirCount || t.Bytes > r.DataDirBytes {
-		size, ok, err := evictOldest(conn, `SELECT rowid, before_size, blob, COALESCE(before_file, '') FROM snapshots
-			WHERE (blob IS NOT NULL OR before_file IS NOT NULL) AND id != ? ORDER BY created_at, rowid LIMIT 1`,
-			[]any{sn.ID}, r.dataDirReason(), &ev)
+		size, ok, err := evictOldest(conn, oldestInDataDir, []any{sn.ID}, r.dataDirReason(), &ev)
 		if err != nil || !ok {
 			return ev, err
 		}
@@ -467,6 +492,8 @@ func (s *Store) SnapshotBefore(ctx context.Context, sn Snapshot) ([]byte, error)
 		return nil, &NotReversibleError{ID: sn.ID, Reason: sn.NotReversibleReason()}
 	case !sn.Existed:
 		return nil, nil
+	case sn.inline != nil:
+		return sn.inline, nil
 	case sn.BeforeHash != "":
 		return s.readBlob(ctx, sn.BeforeHash)
 	case sn.BeforeFile != "":

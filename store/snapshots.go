@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 
 	"zombiezen.com/go/sqlite"
@@ -26,6 +27,8 @@ type Snapshot struct {
 	Note       string // why the snapshot is not reversible, when it is not
 	State      string // active | rolledBack
 	CreatedAt  string
+	// inline is the previous content when the row holds it itself.
+	inline []byte
 }
 
 // NotReversibleReason says why the snapshot cannot be rolled back: its
@@ -93,7 +96,19 @@ func (s *Store) GetSnapshot(ctx context.Context, sessionID, id string) (Snapshot
 				sn = Snapshot{ID: st.ColumnText(0), SessionID: st.ColumnText(1), MessageID: st.ColumnText(2), Path: st.ColumnText(3),
 					AbsPath: st.ColumnText(4), BeforeFile: st.ColumnText(5), Existed: st.ColumnBool(6), AfterHash: st.ColumnText(7),
 					Reversible: st.ColumnBool(8), State: st.ColumnText(9), CreatedAt: st.ColumnText(10), BeforeSize: st.ColumnInt64(11),
-					BeforeHash: hex.EncodeToString(columnBytes(st, 12)), Note: st.ColumnText(13)}
+					Note: st.ColumnText(13)}
+				if st.ColumnType(7) == sqlite.TypeBlob {
+					sn.AfterHash = hex.EncodeToString(columnBytes(st, 7))
+				}
+				if st.ColumnType(12) != sqlite.TypeNull {
+					ref := columnBytes(st, 12)
+					if inline(sn.BeforeSize) {
+						sn.inline = append([]byte{}, ref...)
+						sum := sha256.Sum256(ref)
+						ref = sum[:]
+					}
+					sn.BeforeHash = hex.EncodeToString(ref)
+				}
 				found = true
 				return nil
 			},
