@@ -462,3 +462,28 @@ func TestSweepSnapshots(t *testing.T) {
 		t.Fatal("a new database's sweep removed content")
 	}
 }
+
+// TestEvictionMakesRoom: past a bound of more than evictRoom snapshots,
+// one eviction frees 1/evictRoom of it, so the next saves evict nothing.
+func TestEvictionMakesRoom(t *testing.T) {
+	ctx := context.Background()
+	s := openRetention(t, t.TempDir(), Retention{SessionCount: 128, SessionBytes: 1 << 30, DataDirCount: 1000, DataDirBytes: 1 << 30})
+	createSession(t, s, "a")
+	for i := range 128 {
+		save(t, s, "a", fmt.Sprint("a", i), content(i))
+	}
+	if tot, _ := s.SnapshotTotals(ctx, "a"); tot.Count != 128 {
+		t.Fatalf("at the bound: %+v", tot)
+	}
+	save(t, s, "a", "a128", content(128))
+	if tot, _ := s.SnapshotTotals(ctx, "a"); tot.Count != 126 {
+		t.Fatalf("past the bound: %+v, want 126 (128 less 2 of room)", tot)
+	}
+	for i := range 3 {
+		mustEvicted(t, s, "a", fmt.Sprint("a", i), "a session keeps")
+	}
+	mustBefore(t, s, "a", "a3", content(3))
+	save(t, s, "a", "a129", content(129))
+	mustBefore(t, s, "a", "a3", content(3))
+	checkTotals(t, s)
+}

@@ -96,7 +96,7 @@ func (s *Store) GetSnapshot(ctx context.Context, sessionID, id string) (Snapshot
 				sn = Snapshot{ID: st.ColumnText(0), SessionID: st.ColumnText(1), MessageID: st.ColumnText(2), Path: st.ColumnText(3),
 					AbsPath: st.ColumnText(4), BeforeFile: st.ColumnText(5), Existed: st.ColumnBool(6), AfterHash: st.ColumnText(7),
 					Reversible: st.ColumnBool(8), State: st.ColumnText(9), CreatedAt: st.ColumnText(10), BeforeSize: st.ColumnInt64(11),
-					Note: st.ColumnText(13)}
+					Note: noteText(st.ColumnText(13))}
 				if st.ColumnType(7) == sqlite.TypeBlob {
 					sn.AfterHash = hex.EncodeToString(columnBytes(st, 7))
 				}

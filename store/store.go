@@ -410,8 +410,11 @@ func prepareConn(conn *sqlite.Conn) error {
 	conn.SetBusyTimeout(10 * time.Second)
 	// NORMAL in WAL mode: a committed transaction survives a crash of
 	// this process (it is in the WAL file); only power loss may drop the
-	// last ones. Tool writes themselves are fsynced.
-	for _, pragma := range []string{`PRAGMA locking_mode=EXCLUSIVE`, `PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`} {
+	// last ones. Tool writes themselves are fsynced. temp_store=MEMORY:
+	// a statement that fires triggers (every snapshot save, through the
+	// kept totals) needs a statement journal, which would otherwise be a
+	// temporary file written on every save.
+	for _, pragma := range []string{`PRAGMA locking_mode=EXCLUSIVE`, `PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`, `PRAGMA temp_store=MEMORY`} {
 		if err := sqlitex.ExecuteTransient(conn, pragma, nil); err != nil {
 			return err
 		}
