@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,13 +43,16 @@ func save(t *testing.T, s *Store, session, id string, before []byte) Snapshot {
 	seq = seq.Add(time.Millisecond)
 	sn, err := s.SaveSnapshot(context.Background(), Snapshot{
 		ID: id, SessionID: session, MessageID: "m", Path: "f.txt", AbsPath: "/w/f.txt", Existed: true,
-		AfterHash: "after", Reversible: true, State: "active", CreatedAt: seq.Format(timeLayout),
+		AfterHash: afterHash, Reversible: true, State: "active", CreatedAt: seq.Format(timeLayout),
 	}, before)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sn
 }
+
+// afterHash is a sha256 in hex, as handlers record it.
+const afterHash = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
 
 func get(t *testing.T, s *Store, session, id string) Snapshot {
 	t.Helper()
@@ -160,6 +164,9 @@ func TestRollbackDataSurvivesReopen(t *testing.T) {
 	s = openRetention(t, dir, Retention{})
 	mustBefore(t, s, "a", "small", small)
 	mustBefore(t, s, "a", "large", large)
+	if sn := get(t, s, "a", "small"); sn.AfterHash != afterHash || sn.BeforeHash != fmt.Sprintf("%x", sha256.Sum256(small)) {
+		t.Fatalf("hashes read back: after %q, before %q", sn.AfterHash, sn.BeforeHash)
+	}
 	mustBefore(t, s, "a", "empty", []byte{})
 	mustBefore(t, s, "a", "created", nil)
 	if tot, _ := s.SnapshotTotals(context.Background(), "a"); tot != (Totals{3, int64(len(small) + len(large))}) {

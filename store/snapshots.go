@@ -93,14 +93,17 @@ func (s *Store) GetSnapshot(ctx context.Context, sessionID, id string) (Snapshot
 			FROM snapshots WHERE id = ? AND session_id = ?`, &sqlitex.ExecOptions{
 			Args: []any{id, sessionID},
 			ResultFunc: func(st *sqlite.Stmt) error {
+				// Types first: reading a column as text converts it.
+				afterRaw := st.ColumnType(7) == sqlite.TypeBlob
+				held := st.ColumnType(12) != sqlite.TypeNull
 				sn = Snapshot{ID: st.ColumnText(0), SessionID: st.ColumnText(1), MessageID: st.ColumnText(2), Path: st.ColumnText(3),
 					AbsPath: st.ColumnText(4), BeforeFile: st.ColumnText(5), Existed: st.ColumnBool(6), AfterHash: st.ColumnText(7),
 					Reversible: st.ColumnBool(8), State: st.ColumnText(9), CreatedAt: st.ColumnText(10), BeforeSize: st.ColumnInt64(11),
 					Note: noteText(st.ColumnText(13))}
-				if st.ColumnType(7) == sqlite.TypeBlob {
+				if afterRaw {
 					sn.AfterHash = hex.EncodeToString(columnBytes(st, 7))
 				}
-				if st.ColumnType(12) != sqlite.TypeNull {
+				if held {
 					ref := columnBytes(st, 12)
 					if inline(sn.BeforeSize) {
 						sn.inline = append([]byte{}, ref...)
