@@ -42,8 +42,56 @@
 //
 // # Snapshots
 //
-// Review snapshots are saved before the mutation they undo: the previous
-// bytes are written and fsynced, then the row is committed, so every change
-// that lands can be rolled back. A snapshot file whose size is not the one
-// recorded is reported damaged rather than restored.
+// Review snapshots are saved before the mutation they undo (SaveSnapshot):
+// the previous bytes are made durable, then the row is committed, so
+// every change that lands can be rolled back. Previous content that is
+// not what was taken (a size or sha256 that differs) is reported damaged
+// (DamagedError) rather than restored.
+//
+// Content costs what it holds. Up to SmallSnapshot (64 KiB) it lives in
+// the database: in the snapshot's row when it is shorter than its sha256,
+// else in snapshot_blobs under its sha256. Larger content is a file,
+// snapshot-blobs/<first byte>/<sha256>, written to a temporary name,
+// fsynced and renamed. Identical content is kept once, with a count of
+// the snapshots that name it; the last one gone takes it along. Rows of
+// the older format, one file per snapshot under snapshots/<session>/
+// (BeforeFile), still roll back and count like the others.
+//
+// Totals (count and bytes of previous content, per session and for the
+// data dir) are kept by triggers as rows are inserted, deleted or
+// evicted: a save reads two rows, never a sum over the history.
+//
+// # The retention rule
+//
+// Config.Retention bounds the previous content kept, per session and for
+// the whole data dir, in snapshots and in bytes (bytes count each
+// snapshot's content in full, shared or not). DefaultRetention: 5,000
+// snapshots and 1 GiB per session, 20,000 snapshots and 4 GiB per data
+// dir: a session of days of edits keeps its last few thousand changes
+// reversible, and the data dir stays a small share of a disk.
+//
+// A save that takes its session, then the data dir, past a bound evicts
+// the oldest snapshots holding content (in the order they were saved,
+// across sessions for the data dir's bound, never the snapshot being
+// saved) until it is back under the bound with room for 1/64 of it, so a
+// session at its bound pays for an eviction on one save in about 78, and
+// in one transaction. An evicted snapshot keeps its row: it becomes
+// reversible:false, and its note says why ("evicted by the retention
+// rule: a session keeps the previous content of its last 5000 snapshots
+// and 1073741824 bytes at most, oldest evicted first"), which a rollback
+// returns (NotReversibleError), never a rollback that silently fails.
+// Content alone larger than a byte bound is not kept at all, and the
+// snapshot says so the same way. Snapshots of a file that did not exist
+// hold nothing and are never evicted: their rollback removes the file.
+//
+// # Start-up
+//
+// Open does no work that grows with the history: it checks the schema
+// version, migrates (once per version), probes that the database can be
+// written and replays the audit journal, which holds at most the rows a
+// crash left. There is no integrity check, VACUUM or count. What a crash
+// or an older hostcore left behind (blob files no row names, per-snapshot
+// files and directories of deleted sessions) is removed by
+// SweepSnapshots, which walks the data dir and is run by the caller in the
+// background once the first answer is out; saves may run beside it.
 package store

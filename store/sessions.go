@@ -117,21 +117,28 @@ func (s *Store) UpdateSession(ctx context.Context, sess Session) error {
 	})
 }
 
-// DeleteSession removes a session, its executed-call ids, snapshots and
-// approvals. Audit rows stay.
+// DeleteSession removes a session, its executed-call ids, snapshots (and
+// the previous content no other session shares) and approvals. Audit rows
+// stay. The per-snapshot files of InsertSnapshot are the caller's.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	defer s.changeSession(id)()
 	defer s.seen.forget(id)
-	return s.write(ctx, func(conn *sqlite.Conn) error {
+	var ev evicted
+	err := s.write(ctx, func(conn *sqlite.Conn) error {
 		if err := sqlitex.Execute(conn, `DELETE FROM sessions WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{id}}); err != nil {
 			return err
 		}
 		if conn.Changes() == 0 {
 			return ErrNotFound
 		}
+		var err error
+		if ev, err = sessionReleases(conn, id); err != nil {
+			return err
+		}
 		for _, q := range []string{
 			`DELETE FROM tool_calls WHERE session_id = ?`,
 			`DELETE FROM snapshots WHERE session_id = ?`,
+			`DELETE FROM snapshot_totals WHERE session_id = ?`,
 			`DELETE FROM approvals WHERE session_id = ?`,
 		} {
 			if err := sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: []any{id}}); err != nil {
@@ -140,4 +147,8 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		}
 		return nil
 	})
+	if err == nil {
+		s.release(ev)
+	}
+	return err
 }

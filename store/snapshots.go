@@ -2,40 +2,59 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 // Snapshot indexes one review snapshot (design section 4c). The previous
-// bytes live in a file under the data dir (BeforeFile), never in the
-// workspace.
+// content is kept by the store (SaveSnapshot, SnapshotBefore), never in
+// the workspace.
 type Snapshot struct {
 	ID         string
 	SessionID  string
 	MessageID  string
 	Path       string // workspace-relative
 	AbsPath    string
-	BeforeFile string // "" when the file did not exist before
+	BeforeFile string // a per-snapshot file of previous content (InsertSnapshot's format); "" otherwise
+	BeforeHash string // sha256 hex of the previous content kept by SaveSnapshot; "" when none is kept
 	Existed    bool
-	BeforeSize int64  // bytes in BeforeFile
+	BeforeSize int64  // bytes of previous content
 	AfterHash  string // sha256 hex of the content the tool left
 	Reversible bool
+	Note       string // why the snapshot is not reversible, when it is not
 	State      string // active | rolledBack
 	CreatedAt  string
+	// inline is the previous content when the row holds it itself.
+	inline []byte
 }
 
-// InsertSnapshot records a snapshot.
+// NotReversibleReason says why the snapshot cannot be rolled back: its
+// Note, or, for a snapshot recorded without one, that its previous
+// content was too large to keep.
+func (sn Snapshot) NotReversibleReason() string {
+	if sn.Note != "" {
+		return sn.Note
+	}
+	return "the previous content was too large to keep"
+}
+
+// InsertSnapshot records a snapshot whose previous content the caller
+// keeps in a file of its own (BeforeFile).
+//
+// Deprecated: SaveSnapshot keeps the content in the store, applies the
+// retention rule and costs no file per snapshot.
 func (s *Store) InsertSnapshot(ctx context.Context, sn Snapshot) error {
 	return s.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `INSERT INTO snapshots (id, session_id, message_id, path, abs_path, before_file, existed, before_size, after_hash, reversible, state, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
-			Args: []any{sn.ID, sn.SessionID, sn.MessageID, sn.Path, sn.AbsPath, nullable(sn.BeforeFile), sn.Existed, sn.BeforeSize, sn.AfterHash, sn.Reversible, sn.State, sn.CreatedAt},
-		})
+		return insertSnapshot(conn, sn, nil)
 	})
 }
 
 // DeleteSnapshot removes a snapshot's row (its mutation did not happen).
+//
+// Deprecated: DropSnapshot also lets go of the content SaveSnapshot kept.
 func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
 	return s.write(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, `DELETE FROM snapshots WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{id}})
@@ -43,20 +62,18 @@ func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
 }
 
 // SnapshotBytes returns the bytes of previous content a session's
-// snapshots keep.
+// snapshots keep, from the totals kept as they change.
+//
+// Deprecated: SaveSnapshot applies the retention rule itself;
+// SnapshotTotals gives count and bytes.
 func (s *Store) SnapshotBytes(ctx context.Context, sessionID string) (int64, error) {
-	var n int64
-	err := s.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT COALESCE(SUM(before_size), 0) FROM snapshots WHERE session_id = ?`, &sqlitex.ExecOptions{
-			Args:       []any{sessionID},
-			ResultFunc: func(st *sqlite.Stmt) error { n = st.ColumnInt64(0); return nil },
-		})
-	})
-	return n, err
+	t, err := s.SnapshotTotals(ctx, sessionID)
+	return t.Bytes, err
 }
 
-// SnapshotFiles returns the previous-content files the snapshots of all
-// sessions keep, as stored (absolute paths).
+// SnapshotFiles returns the per-snapshot previous-content files the
+// snapshots of all sessions keep, as stored (absolute paths). It reads
+// every such row: the background sweep uses it, never a call.
 func (s *Store) SnapshotFiles(ctx context.Context) (map[string]bool, error) {
 	files := map[string]bool{}
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
@@ -72,13 +89,29 @@ func (s *Store) GetSnapshot(ctx context.Context, sessionID, id string) (Snapshot
 	var sn Snapshot
 	found := false
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT id, session_id, message_id, path, abs_path, COALESCE(before_file, ''), existed, after_hash, reversible, state, created_at, before_size
+		return sqlitex.Execute(conn, `SELECT id, session_id, message_id, path, abs_path, COALESCE(before_file, ''), existed, after_hash, reversible, state, created_at, before_size, blob, COALESCE(note, '')
 			FROM snapshots WHERE id = ? AND session_id = ?`, &sqlitex.ExecOptions{
 			Args: []any{id, sessionID},
 			ResultFunc: func(st *sqlite.Stmt) error {
+				// Types first: reading a column as text converts it.
+				afterRaw := st.ColumnType(7) == sqlite.TypeBlob
+				held := st.ColumnType(12) != sqlite.TypeNull
 				sn = Snapshot{ID: st.ColumnText(0), SessionID: st.ColumnText(1), MessageID: st.ColumnText(2), Path: st.ColumnText(3),
 					AbsPath: st.ColumnText(4), BeforeFile: st.ColumnText(5), Existed: st.ColumnBool(6), AfterHash: st.ColumnText(7),
-					Reversible: st.ColumnBool(8), State: st.ColumnText(9), CreatedAt: st.ColumnText(10), BeforeSize: st.ColumnInt64(11)}
+					Reversible: st.ColumnBool(8), State: st.ColumnText(9), CreatedAt: st.ColumnText(10), BeforeSize: st.ColumnInt64(11),
+					Note: noteText(st.ColumnText(13))}
+				if afterRaw {
+					sn.AfterHash = hex.EncodeToString(columnBytes(st, 7))
+				}
+				if held {
+					ref := columnBytes(st, 12)
+					if inline(sn.BeforeSize) {
+						sn.inline = append([]byte{}, ref...)
+						sum := sha256.Sum256(ref)
+						ref = sum[:]
+					}
+					sn.BeforeHash = hex.EncodeToString(ref)
+				}
 				found = true
 				return nil
 			},

@@ -38,7 +38,15 @@ type Store struct {
 	journal *journal
 	seen    seenCalls
 	path    string
+	dataDir string
 	lock    *os.File // hostcore.lock, held while open
+	cfg     Config
+	// openedAt: files in the blob store older than this were not written
+	// by this process, so the background sweep may judge them.
+	openedAt time.Time
+	// fileMu orders the writes and removals of blob files with the rows
+	// that name them (snapblobs.go).
+	fileMu sync.Mutex
 	// files are the database and its WAL as Open found them: rows moved
 	// into a database that was since deleted or replaced under hostcore
 	// are in a file no start reads, so the journal keeps them (intact).
@@ -163,10 +171,33 @@ var migrations = []string{
 	// v4: the audit journal's last sequence number moved into SQLite.
 	`CREATE TABLE journal_state (id INTEGER PRIMARY KEY CHECK (id = 1), applied INTEGER NOT NULL);
 	INSERT INTO journal_state (id, applied) VALUES (1, 0);`,
+	// v5: previous content in a content-addressed blob store, totals kept
+	// as they change, and the retention rule's order (snapblobs.go). The
+	// totals of existing rows are summed once, here.
+	snapshotBlobsSchema,
 }
 
-// Open opens (creating if needed) the database under dataDir and migrates it.
+// Config is what the caller sets when it opens a store.
+type Config struct {
+	// Retention bounds the snapshots kept; the zero value is
+	// DefaultRetention.
+	Retention Retention
+}
+
+// Open opens (creating if needed) the database under dataDir and migrates
+// it, with the default Config.
 func Open(dataDir string) (*Store, error) {
+	return OpenWith(dataDir, Config{})
+}
+
+// OpenWith is Open with a Config. It does no work that grows with the
+// data dir's history: the sweep of what a crash left behind is
+// SweepSnapshots, which the caller runs in the background.
+func OpenWith(dataDir string, cfg Config) (*Store, error) {
+	if cfg.Retention == (Retention{}) {
+		cfg.Retention = DefaultRetention()
+	}
+	openedAt := time.Now()
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
@@ -197,7 +228,7 @@ func Open(dataDir string) (*Store, error) {
 		lock.Close()
 		return nil, openError(dataDir, err)
 	}
-	s := &Store{conn: make(chan *sqlite.Conn, 1), done: make(chan struct{}), path: path, lock: lock, settings: map[string]*string{}, sessions: map[string]Session{}}
+	s := &Store{conn: make(chan *sqlite.Conn, 1), done: make(chan struct{}), path: path, dataDir: dataDir, cfg: cfg, openedAt: openedAt, lock: lock, settings: map[string]*string{}, sessions: map[string]Session{}}
 	s.conn <- conn
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
@@ -379,8 +410,11 @@ func prepareConn(conn *sqlite.Conn) error {
 	conn.SetBusyTimeout(10 * time.Second)
 	// NORMAL in WAL mode: a committed transaction survives a crash of
 	// this process (it is in the WAL file); only power loss may drop the
-	// last ones. Tool writes themselves are fsynced.
-	for _, pragma := range []string{`PRAGMA locking_mode=EXCLUSIVE`, `PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`} {
+	// last ones. Tool writes themselves are fsynced. temp_store=MEMORY:
+	// a statement that fires triggers (every snapshot save, through the
+	// kept totals) needs a statement journal, which would otherwise be a
+	// temporary file written on every save.
+	for _, pragma := range []string{`PRAGMA locking_mode=EXCLUSIVE`, `PRAGMA journal_mode=WAL`, `PRAGMA synchronous=NORMAL`, `PRAGMA foreign_keys=ON`, `PRAGMA temp_store=MEMORY`} {
 		if err := sqlitex.ExecuteTransient(conn, pragma, nil); err != nil {
 			return err
 		}
