@@ -10,10 +10,8 @@ import (
 	"hostcore/sandbox/process"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -157,7 +155,7 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 		f.Message = AbortedMessage(ctx) + what
 		f.Text = f.Message + "." + strings.TrimPrefix(f.Text, "Aborted.")
 	case f.Code == CodeToolFailed:
-		if kind := patchCommand(a.Command); kind != "" {
+		if kind := failedPatch(a.Command, res); kind != "" {
 			patchFailed(c, kind, f)
 		}
 	}
@@ -355,46 +353,6 @@ func mergePath(first, second string) string {
 		}
 	}
 	return strings.Join(out, string(os.PathListSeparator))
-}
-
-// --- patch commands (design section 4d) ---
-
-// patchRe finds apply_patch, git apply (git -C dir apply too) and patch as a
-// command word: at the start, after ; & | ( ! { or a newline, or after a
-// keyword (if, then, ...) or a wrapper that runs its arguments (sudo, env
-// with assignments, time, nice, xargs, command, exec) in front of it.
-var patchRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:^|[;&|(!{\n])\s*` +
-		`(?:(?:if|then|else|elif|do|while|until|sudo|time|nice|nohup|command|exec|xargs|env)\s+(?:-\S+\s+(?:[^-;&|\s]\S*\s+)?|[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)*` +
-		`(?:\S*/)?(apply_patch|git(?:\s+-[Cc]\s+\S+)*\s+apply|patch)(?:\s|$|[;&|)])`)
-})
-
-// patchCommand names the patch command a shell command runs, "" if none.
-func patchCommand(command string) string {
-	m := patchRe().FindStringSubmatch(command)
-	if m == nil {
-		return ""
-	}
-	if strings.HasPrefix(m[1], "git") {
-		return "git apply"
-	}
-	return m[1]
-}
-
-// patchFailed counts a failed shell patch command within the prompt; the
-// second one terminates the agent's repair loop, like a second failed Edit.
-func patchFailed(c *Call, kind string, f *Failure) {
-	attempt := c.Host.CountFailure("patch", "")
-	d := f.Details.(BashDetails)
-	d.MutationFailure = MutationFailure{Kind: "patch_failed", Attempt: attempt}
-	d.PatchCommand = kind
-	f.Details = d
-	if attempt >= 2 {
-		f.Terminate = true
-		note := "This is the second failed patch command in this prompt: stop and report the exact mismatch instead of retrying."
-		f.Message += " " + note
-		f.Text += "\n\n" + note
-	}
 }
 
 func errOrNotDir(err error) error {
