@@ -22,7 +22,7 @@ import (
 var patchFailures = sync.OnceValue(func() map[string]*regexp.Regexp {
 	return map[string]*regexp.Regexp{
 		"git apply": regexp.MustCompile(`patch does not apply|error: patch failed|error: corrupt patch|error: No valid patches in input|error: [^\n]*: does not exist in index|error: [^\n]*: already exists in (?:index|working directory)`),
-		"patch": regexp.MustCompile(`Hunk #\d+ FAILED|\d+ out of \d+ hunks? FAILED|Reversed \(or previously applied\) patch detected|Only garbage was found in the patch input|can't find file to patch|malformed patch at line`),
+		"patch":     regexp.MustCompile(`Hunk #\d+ FAILED|\d+ out of \d+ hunks? FAILED|Reversed \(or previously applied\) patch detected|Only garbage was found in the patch input|can't find file to patch|malformed patch at line`),
 		// Codex's apply_patch: its parse errors and its failures to
 		// find the lines an update names.
 		"apply_patch": regexp.MustCompile(`(?i:invalid patch)|invalid hunk at line|Failed to find expected lines|Failed to find context|Failed to read file to update|Failed to read file to delete`),
