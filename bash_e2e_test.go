@@ -499,7 +499,9 @@ func TestSlowClientGetsTheWholeOutput(t *testing.T) {
 // (design section 5) reaches the command even when bash -lc's profile
 // files set PATH outright, as Debian's and Ubuntu's /etc/profile do (an
 // acceptance check: the probed entries were lost there), and the command
-// sees no BASH_ENV of hostcore's.
+// sees no BASH_ENV of hostcore's. So in both modes of bashShellMode: the
+// snapshot's restore script and the login mode's BASH_ENV script are
+// written again when a command deletes them.
 func TestBashLoginPathSurvivesAProfileThatSetsPath(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
@@ -514,21 +516,28 @@ func TestBashLoginPathSurvivesAProfileThatSetsPath(t *testing.T) {
 	c := rpcClient{t, h}
 	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
 	const show = `printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"`
-	for i, command := range []string{
-		show,
-		// A command that deletes the script does not lose it for the next.
-		`rm "$PI_SCRATCH_DIR/../../bash_env.sh" && ` + show,
+	for m, mode := range []struct{ name, script string }{
+		{"login", `"$PI_SCRATCH_DIR/../../bash_env.sh"`},
+		{"snapshot", `"$PI_SCRATCH_DIR"/../../shell-snapshot-*.sh`},
 	} {
-		id := 10 + i
-		c.send(id, "tools.execute", bashParams(fmt.Sprint("b", i), command, 0))
-		r := c.result(id)
-		out, _ := details(r)["stdout"].(string)
-		if r["ok"] != true || !strings.HasPrefix(out, "/probed/bin:") || !strings.Contains(out, ":/profile/bin") || !strings.HasSuffix(out, "|unset|unset") {
-			t.Fatalf("command %d saw %q (%v)", i+1, out, r["message"])
+		c.call(2+m, "settings.update", map[string]any{"bashShellMode": mode.name})
+		for i, command := range []string{
+			show,
+			// A command that deletes the script does not lose it for the next.
+			`rm ` + mode.script + ` && ` + show,
+		} {
+			id := 10 + 10*m + i
+			c.send(id, "tools.execute", bashParams(fmt.Sprint("b", m, i), command, 0))
+			r := c.result(id)
+			out, _ := details(r)["stdout"].(string)
+			if r["ok"] != true || !strings.HasPrefix(out, "/probed/bin:") || !strings.Contains(out, ":/profile/bin") || !strings.HasSuffix(out, "|unset|unset") {
+				t.Fatalf("%s: command %d saw %q (%v)", mode.name, i+1, out, r["message"])
+			}
 		}
-	}
-	c.send(12, "tools.execute", bashParams("b3", `printf %s "$PATH"`, 0))
-	if out, _ := details(c.result(12))["stdout"].(string); !strings.HasPrefix(out, "/probed/bin:") {
-		t.Fatalf("after the script was deleted the command saw %q", out)
+		id := 12 + 10*m
+		c.send(id, "tools.execute", bashParams(fmt.Sprint("b", m, 3), `printf %s "$PATH"`, 0))
+		if out, _ := details(c.result(id))["stdout"].(string); !strings.HasPrefix(out, "/probed/bin:") {
+			t.Fatalf("%s: after the script was deleted the command saw %q", mode.name, out)
+		}
 	}
 }

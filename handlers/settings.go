@@ -18,6 +18,9 @@ type Settings struct {
 	// BashDenylist extends Bash's built-in denylist (bash.go); hostcore's
 	// own addition to the wire Settings.
 	BashDenylist []string `json:"bashDenylist"`
+	// BashShellMode is how Bash commands get the login profile's
+	// environment (bash_snapshot.go): "snapshot" or "login".
+	BashShellMode string `json:"bashShellMode"`
 }
 
 const (
@@ -66,6 +69,7 @@ func (s *Server) settings(ctx context.Context) (Settings, error) {
 	if out.BashDenylist, err = s.bashDenylist(ctx); err != nil {
 		return Settings{}, storageError("reading settings", err)
 	}
+	out.BashShellMode = string(s.shellMode(ctx))
 	return out, nil
 }
 
@@ -82,6 +86,7 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 		DefaultPermissionMode *string         `json:"defaultPermissionMode"`
 		DefaultCommandShell   json.RawMessage `json:"defaultCommandShell"`
 		BashDenylist          json.RawMessage `json:"bashDenylist"`
+		BashShellMode         json.RawMessage `json:"bashShellMode"`
 	}
 	if err := decodeStrict(raw, &p); err != nil {
 		return nil, err
@@ -114,6 +119,13 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		changes[keyBashDenylist] = v
+	}
+	if len(p.BashShellMode) > 0 {
+		v, err := parseShellMode(p.BashShellMode)
+		if err != nil {
+			return nil, err
+		}
+		changes[keyShellMode] = v
 	}
 	if err := s.store.SetSettings(ctx, changes); err != nil {
 		return nil, storageError("saving settings", err)

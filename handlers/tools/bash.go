@@ -8,6 +8,7 @@ import (
 	"hostcore/perms/denylist"
 	"hostcore/perms/redact"
 	"hostcore/sandbox/process"
+	"hostcore/sandbox/shellenv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +35,7 @@ const (
 	BashWarmIdle = time.Minute
 )
 
-var bashDescription = fmt.Sprintf("Run a shell command with bash -lc in the workspace root. stdin is /dev/null and there is no terminal "+
+var bashDescription = fmt.Sprintf("Run a shell command with bash, with the login profile's environment, in the workspace root. stdin is /dev/null and there is no terminal "+
 	"unless tty is true (one merged stream, for programs that refuse to run without one). timeout is in seconds: default %d, at most %d; "+
 	"on timeout the whole process tree is killed and the partial output returned. stdout and stderr are returned separately, each "+
 	"cut to its first %d and last %d bytes, the complete output saved in a file under $PI_SCRATCH_DIR when cut. "+
@@ -74,6 +75,9 @@ type BashHost interface {
 	// Batch runs commands as batch tasks.
 	Warm() *process.Warm
 	Batch() bool
+	// ShellEnv is how commands get the login profile's environment: the
+	// mode setting, and the snapshot cache (bash_snapshot.go).
+	ShellEnv(ctx context.Context) (shellenv.Mode, *shellenv.Cache)
 }
 
 // MaxCommandBytes is the longest command bash -lc can be given (the
@@ -99,22 +103,17 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 	if err != nil {
 		return none, Fail(CodeShellNotFound, "%v", err)
 	}
-	// The login PATH probe is bounded (5 s) but not cancellable: an abort
-	// must not wait for it.
-	login := make(chan string, 1)
-	go func() { login <- process.LoginPath() }()
-	var loginPath string
-	select {
-	case loginPath = <-login:
-	case <-ctx.Done():
-		return none, ErrAborted
+	launch, err := prepareBash(ctx, c, bh, bash, a)
+	if err != nil {
+		return none, err
 	}
+	defer launch.release()
 
 	spec := process.Spec{
-		Path:      bash,
-		Args:      []string{"-lc", a.Command},
+		Path:      launch.path,
+		Args:      launch.args,
 		Dir:       c.Workspace,
-		Env:       bashEnv(os.Environ(), loginPath, c.Scratch, a.TTY, func() string { return bh.EnvFile(bash) }),
+		Env:       launch.env,
 		TTY:       a.TTY,
 		Batch:     bh.Batch(),
 		Timeout:   time.Duration(a.Timeout) * time.Second,
@@ -144,6 +143,9 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 		return none, Fail(CodeToolFailed, "the command could not be started: %v", err)
 	}
 	out, f := bashResult(res, shell, a)
+	if f != nil {
+		launch.neverStarted(f, res, a)
+	}
 	switch {
 	case f == nil:
 		return out, nil
@@ -320,7 +322,9 @@ func bashLevel(inherited string) int {
 // command comes first again, followed by what the profile files added,
 // without repeats and without empty entries (an empty one would be the
 // workspace); then it unsets BASH_ENV and its variables, so that the
-// command and the scripts it runs see none of them. It says nothing: a
+// command and the scripts it runs see none of them, and leaves the start
+// mark (shellenv.StartedScript): a command that timed out without it
+// never started, its profile did not finish. It says nothing: a
 // profile's `set -x` is off while it runs, a read-only PATH is left as it
 // is, `set -u` finds every variable set.
 const BashEnvScript = `# Written by hostcore: bash -lc runs it through BASH_ENV, after the profile files, before each Bash command.
@@ -339,7 +343,7 @@ if [ "${SHLVL-}" = "${HOSTCORE_SHLVL-}" ] && [ -n "${HOSTCORE_COMMAND_PATH-}" ];
   { PATH=$__hostcore_new; export PATH; } 2>/dev/null
 fi
 unset HOSTCORE_COMMAND_PATH HOSTCORE_SHLVL BASH_ENV __hostcore_new __hostcore_rest __hostcore_dir
-if [ -n "$__hostcore_x" ]; then unset __hostcore_x; set -x; else unset __hostcore_x; fi
+` + shellenv.StartedScript + `if [ -n "$__hostcore_x" ]; then unset __hostcore_x; set -x; else unset __hostcore_x; fi
 `
 
 // mergePath puts first's entries before second's, without repeats.
