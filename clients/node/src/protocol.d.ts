@@ -293,9 +293,13 @@ export interface Settings {
    * Paths Bash commands may not name, beside the built-in list: absolute or starting with ~/, no glob characters.
    */
   bashDenylist: string[];
+  /**
+   * How Bash commands get the login profile's environment: snapshot (the profile runs once; its environment, functions and aliases are restored for each command) or login (bash -lc, the profile runs for each command).
+   */
+  bashShellMode: "snapshot" | "login";
 }
 /**
- * Every member is optional; all are checked before any is saved. bashDenylist null restores the empty list.
+ * Every member is optional; all are checked before any is saved. bashDenylist null restores the empty list; bashShellMode null restores snapshot.
  *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "SettingsUpdateParams".
@@ -304,6 +308,7 @@ export interface SettingsUpdateParams {
   defaultPermissionMode?: PermissionMode;
   defaultCommandShell?: string | null;
   bashDenylist?: string[] | null;
+  bashShellMode?: "snapshot" | "login" | null;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -1137,7 +1142,7 @@ export interface RpcErrorData {
  */
 export interface BashArgs {
   /**
-   * The shell command to run with bash -lc in the workspace root.
+   * The shell command to run with bash, with the login profile's environment, in the workspace root.
    */
   command: string;
   /**
