@@ -499,7 +499,9 @@ func TestSlowClientGetsTheWholeOutput(t *testing.T) {
 // (design section 5) reaches the command even when bash -lc's profile
 // files set PATH outright, as Debian's and Ubuntu's /etc/profile do (an
 // acceptance check: the probed entries were lost there), and the command
-// sees no BASH_ENV of hostcore's.
+// sees no BASH_ENV of hostcore's. So in both modes of bashShellMode: the
+// snapshot's restore script and the login mode's BASH_ENV script are
+// written again when a command deletes them.
 func TestBashLoginPathSurvivesAProfileThatSetsPath(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
@@ -514,30 +516,38 @@ func TestBashLoginPathSurvivesAProfileThatSetsPath(t *testing.T) {
 	c := rpcClient{t, h}
 	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
 	const show = `printf '%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}"`
-	for i, command := range []string{
-		show,
-		// A script deleted (by whoever can: the command sandbox keeps
-		// commands from it) is not lost for the next command.
-		show,
+	for m, mode := range []struct{ name, script string }{
+		{"login", "bash_env.sh"},
+		{"snapshot", "shell-snapshot-*.sh"},
 	} {
-		if i == 1 {
-			os.Remove(filepath.Join(data, "bash_env.sh"))
+		c.call(2+m, "settings.update", map[string]any{"bashShellMode": mode.name})
+		for i := range 2 {
+			if i == 1 {
+				// A script deleted (by whoever can: the command sandbox
+				// keeps commands from it) is not lost for the next command.
+				files, _ := filepath.Glob(filepath.Join(data, mode.script))
+				for _, f := range files {
+					os.Remove(f)
+				}
+			}
+			id := 10 + 10*m + i
+			c.send(id, "tools.execute", bashParams(fmt.Sprint("b", m, i), show, 0))
+			r := c.result(id)
+			out, _ := details(r)["stdout"].(string)
+			if r["ok"] != true || !strings.HasPrefix(out, "/probed/bin:") || !strings.Contains(out, ":/profile/bin") || !strings.HasSuffix(out, "|unset|unset") {
+				t.Fatalf("%s: command %d saw %q (%v)", mode.name, i+1, out, r["message"])
+			}
 		}
-		id := 10 + i
-		c.send(id, "tools.execute", bashParams(fmt.Sprint("b", i), command, 0))
-		r := c.result(id)
-		out, _ := details(r)["stdout"].(string)
-		if r["ok"] != true || !strings.HasPrefix(out, "/probed/bin:") || !strings.Contains(out, ":/profile/bin") || !strings.HasSuffix(out, "|unset|unset") {
-			t.Fatalf("command %d saw %q (%v)", i+1, out, r["message"])
+		// A sandboxed command cannot delete it.
+		id := 12 + 10*m
+		c.send(id, "tools.execute", bashParams(fmt.Sprint("rm", m), `rm "$PI_SCRATCH_DIR"/../../`+mode.script, 0))
+		if r := c.result(id); details(r)["sandbox"] == "landlock" && r["ok"] != false {
+			t.Fatalf("%s: a sandboxed command deleted the script: %v", mode.name, r)
 		}
-	}
-	// A sandboxed command cannot delete it.
-	c.send(13, "tools.execute", bashParams("rm", `rm "$PI_SCRATCH_DIR/../../bash_env.sh"`, 0))
-	if r := c.result(13); details(r)["sandbox"] == "landlock" && r["ok"] != false {
-		t.Fatalf("a sandboxed command deleted the BASH_ENV script: %v", r)
-	}
-	c.send(12, "tools.execute", bashParams("b3", `printf %s "$PATH"`, 0))
-	if out, _ := details(c.result(12))["stdout"].(string); !strings.HasPrefix(out, "/probed/bin:") {
-		t.Fatalf("after the script was deleted the command saw %q", out)
+		id = 13 + 10*m
+		c.send(id, "tools.execute", bashParams(fmt.Sprint("b", m, 3), `printf %s "$PATH"`, 0))
+		if out, _ := details(c.result(id))["stdout"].(string); !strings.HasPrefix(out, "/probed/bin:") {
+			t.Fatalf("%s: after the script was deleted the command saw %q", mode.name, out)
+		}
 	}
 }

@@ -29,7 +29,7 @@ import (
 // spread). BENCH_REPS sets the repetitions (default 7), BENCH_READ_CALLS
 // the calls in each Read timing (default 2,000); BENCH_ROWS a
 // comma-separated subset of row keys (grep, glob, read, write, bash,
-// bashshort, sandbox, startup, parallel); BENCH_BIN a hostcore binary to time
+// bashshort, sandbox, bashprofile, startup, parallel); BENCH_BIN a hostcore binary to time
 // instead of building this tree's. It installs nothing: without ripgrep
 // the rows that compare against it say how to get it.
 func BenchmarkTable(b *testing.B) {
@@ -70,6 +70,9 @@ func BenchmarkTable(b *testing.B) {
 		}
 		if on("sandbox") {
 			rows = append(rows, benchBashSandbox(b, bin, reps))
+		}
+		if on("bashprofile") {
+			rows = append(rows, benchBashProfile(b, bin, reps))
 		}
 		if on("startup") {
 			rows = append(rows, benchStartup(b, bin, reps*3))
@@ -516,6 +519,49 @@ func benchBashShort(b testing.TB, bin string, reps int) benchRow {
 	slices.Sort(direct)
 	row.extra = fmt.Sprintf("`bash -lc true` spawned directly: %v", direct[len(direct)/2].Round(10*time.Microsecond))
 	row.check = func(o, r time.Duration) bool { return true }
+	return row
+}
+
+// benchBashProfile: `true` through Bash behind a login profile that costs
+// 0.5 s (a sleep, as `pyenv init` or nvm cost), after the first call: the
+// snapshot runs the profile once, so a command costs what `bash -c true`
+// does plus hostcore's own. The extra column gives the profile's own cost,
+// `bash -lc true` with the same HOME, which each command paid with bash -lc.
+func benchBashProfile(b testing.TB, bin string, reps int) benchRow {
+	row := benchRow{name: "Bash `true` behind a 0.5 s login profile, after the first call", reference: "`bash -c true`", target: "≤ `bash -c true` + 30 ms"}
+	home := b.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("sleep 0.5\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	// The default, and --warm-reaper beside it: what is left of the
+	// reaper's start once the profile is no longer paid.
+	var h, warm *benchHost
+	for _, p := range []**benchHost{&h, &warm} {
+		env := []string{"HOME=" + home, "SHELL=/bin/sh"}
+		if p == &warm {
+			env = append(env, "HOSTCORE_WARM_REAPER=1")
+		}
+		*p = startBench(b, bin, b.TempDir(), env...)
+		(*p).call(b, "session.create", map[string]any{"sessionId": "b", "workspaceRoot": b.TempDir(), "permissionMode": "auto"})
+		(*p).exec(b, "b", "Bash", map[string]any{"command": "true"}) // the snapshot is taken
+	}
+	var login, warmed []time.Duration
+	for range reps {
+		time.Sleep(300 * time.Millisecond)
+		row.ours = append(row.ours, timed(func() { h.exec(b, "b", "Bash", map[string]any{"command": "true"}) }))
+		time.Sleep(300 * time.Millisecond)
+		warmed = append(warmed, timed(func() { warm.exec(b, "b", "Bash", map[string]any{"command": "true"}) }))
+		time.Sleep(300 * time.Millisecond)
+		row.ref = append(row.ref, timed(func() { exec.Command("bash", "-c", "true").Run() }))
+		time.Sleep(300 * time.Millisecond)
+		login = append(login, timed(func() {
+			cmd := exec.Command("bash", "-lc", "true")
+			cmd.Env = append(os.Environ(), "HOME="+home)
+			cmd.Run()
+		}))
+	}
+	row.extra = fmt.Sprintf("the profile's own cost, `bash -lc true`: %v; with `--warm-reaper`: %v", round(median(login)), round(median(warmed)))
+	row.check = func(o, r time.Duration) bool { return o <= r+30*time.Millisecond }
 	return row
 }
 

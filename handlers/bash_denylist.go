@@ -10,7 +10,6 @@ import (
 	"hostcore/handlers/tools"
 	"hostcore/perms/denylist"
 	"hostcore/perms/redact"
-	"hostcore/sandbox/process"
 )
 
 // bashPrecheck runs before the permission card: a command the denylist
@@ -37,9 +36,7 @@ func bashPrecheck(ctx context.Context, c *call) *ToolResult {
 	if _, r := c.checkShell(ctx); r != nil {
 		return r
 	}
-	// Probe the login shell's PATH (cached, up to 5 s) while the card is
-	// open, so the first command does not wait for it.
-	go process.LoginPath()
+	c.s.prefetchShellEnv(ctx)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"hostcore/perms"
 	"hostcore/rpc"
 	"hostcore/sandbox/process"
+	"hostcore/sandbox/shellenv"
 	"hostcore/store"
 )
 
@@ -72,8 +73,9 @@ type Server struct {
 	log    *slog.Logger
 	grants perms.Grants
 	tools  *tools.Registry
-	slots  chan struct{} // global mutation slots
-	warm   *process.Warm // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
+	slots  chan struct{}   // global mutation slots
+	warm   *process.Warm   // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
+	snap   *shellenv.Cache // the login profile's snapshot for Bash commands (bash_snapshot.go)
 	// pluginTimeout bounds every plugin call (pluginTimeout; tests shorten it).
 	pluginTimeout time.Duration
 
@@ -104,15 +106,18 @@ func New(cfg Config, st *store.Store, client Client, log *slog.Logger) (*Server,
 	if cfg.WarmReaper {
 		s.warm = process.NewWarm(tools.BashWarmIdle)
 	}
+	s.snap = newShellCache(cfg, log)
 	return s, nil
 }
 
 // Close lets go of what the Server keeps ready between calls (the warm
-// reaper) and waits until it has. Call it once the connection is done.
+// reaper, the shell snapshot and a take of it that runs) and waits until
+// it has. Call it once the connection is done.
 func (s *Server) Close() {
 	if s.warm != nil {
 		s.warm.Close()
 	}
+	s.snap.Close()
 }
 
 // Methods is the method table: each method's kind and body, read by

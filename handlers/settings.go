@@ -26,6 +26,9 @@ type Settings struct {
 	SandboxWritableDirs []string      `json:"sandboxWritableDirs"`
 	PlanBashReadOnly    bool          `json:"planBashReadOnly"`
 	Sandbox             SandboxStatus `json:"sandbox"`
+	// BashShellMode is how Bash commands get the login profile's
+	// environment (bash_snapshot.go): "snapshot" or "login".
+	BashShellMode string `json:"bashShellMode"`
 }
 
 const (
@@ -78,6 +81,7 @@ func (s *Server) settings(ctx context.Context) (Settings, error) {
 	if err = s.sandboxSettings(ctx, &out); err != nil {
 		return Settings{}, storageError("reading settings", err)
 	}
+	out.BashShellMode = string(s.shellMode(ctx))
 	return out, nil
 }
 
@@ -95,6 +99,7 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 		DefaultCommandShell   json.RawMessage `json:"defaultCommandShell"`
 		BashDenylist          json.RawMessage `json:"bashDenylist"`
 		sandboxUpdate
+		BashShellMode json.RawMessage `json:"bashShellMode"`
 	}
 	if err := decodeStrict(raw, &p); err != nil {
 		return nil, err
@@ -130,6 +135,13 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 	}
 	if err := p.sandboxUpdate.check(changes); err != nil {
 		return nil, err
+	}
+	if len(p.BashShellMode) > 0 {
+		v, err := parseShellMode(p.BashShellMode)
+		if err != nil {
+			return nil, err
+		}
+		changes[keyShellMode] = v
 	}
 	if err := s.store.SetSettings(ctx, changes); err != nil {
 		return nil, storageError("saving settings", err)

@@ -8,12 +8,11 @@ import (
 	"hostcore/perms/denylist"
 	"hostcore/perms/redact"
 	"hostcore/sandbox/process"
+	"hostcore/sandbox/shellenv"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -36,7 +35,7 @@ const (
 	BashWarmIdle = time.Minute
 )
 
-var bashDescription = fmt.Sprintf("Run a shell command with bash -lc in the workspace root. stdin is /dev/null and there is no terminal "+
+var bashDescription = fmt.Sprintf("Run a shell command with bash, with the login profile's environment, in the workspace root. stdin is /dev/null and there is no terminal "+
 	"unless tty is true (one merged stream, for programs that refuse to run without one). timeout is in seconds: default %d, at most %d; "+
 	"on timeout the whole process tree is killed and the partial output returned. stdout and stderr are returned separately, each "+
 	"cut to its first %d and last %d bytes, the complete output saved in a file under $PI_SCRATCH_DIR when cut. "+
@@ -85,6 +84,9 @@ type BashHost interface {
 	// first.
 	Sandbox(a BashArgs, env []string) (BashSandbox, error)
 	CardNote(a BashArgs) string
+	// ShellEnv is how commands get the login profile's environment: the
+	// mode setting, and the snapshot cache (bash_snapshot.go).
+	ShellEnv(ctx context.Context) (shellenv.Mode, *shellenv.Cache)
 }
 
 // MaxCommandBytes is the longest command bash -lc can be given (the
@@ -110,22 +112,17 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 	if err != nil {
 		return none, Fail(CodeShellNotFound, "%v", err)
 	}
-	// The login PATH probe is bounded (5 s) but not cancellable: an abort
-	// must not wait for it.
-	login := make(chan string, 1)
-	go func() { login <- process.LoginPath() }()
-	var loginPath string
-	select {
-	case loginPath = <-login:
-	case <-ctx.Done():
-		return none, ErrAborted
+	launch, err := prepareBash(ctx, c, bh, bash, a)
+	if err != nil {
+		return none, err
 	}
+	defer launch.release()
 
 	spec := process.Spec{
-		Path:      bash,
-		Args:      []string{"-lc", a.Command},
+		Path:      launch.path,
+		Args:      launch.args,
 		Dir:       c.Workspace,
-		Env:       bashEnv(os.Environ(), loginPath, c.Scratch, a.TTY, func() string { return bh.EnvFile(bash) }),
+		Env:       launch.env,
 		TTY:       a.TTY,
 		Batch:     bh.Batch(),
 		Timeout:   time.Duration(a.Timeout) * time.Second,
@@ -160,6 +157,9 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 		return none, Fail(CodeToolFailed, "the command could not be started: %v", err)
 	}
 	out, f := bashResult(res, shell, a)
+	if f != nil {
+		launch.neverStarted(f, res, a)
+	}
 	sb.annotate(&out, f)
 	switch {
 	case f == nil:
@@ -172,7 +172,7 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 		f.Message = AbortedMessage(ctx) + what
 		f.Text = f.Message + "." + strings.TrimPrefix(f.Text, "Aborted.")
 	case f.Code == CodeToolFailed:
-		if kind := patchCommand(a.Command); kind != "" {
+		if kind := failedPatch(a.Command, res); kind != "" {
 			patchFailed(c, kind, f)
 		}
 	}
@@ -341,7 +341,9 @@ func bashLevel(inherited string) int {
 // command comes first again, followed by what the profile files added,
 // without repeats and without empty entries (an empty one would be the
 // workspace); then it unsets BASH_ENV and its variables, so that the
-// command and the scripts it runs see none of them. It says nothing: a
+// command and the scripts it runs see none of them, and leaves the start
+// mark (shellenv.StartedScript): a command that timed out without it
+// never started, its profile did not finish. It says nothing: a
 // profile's `set -x` is off while it runs, a read-only PATH is left as it
 // is, `set -u` finds every variable set.
 const BashEnvScript = `# Written by hostcore: bash -lc runs it through BASH_ENV, after the profile files, before each Bash command.
@@ -360,7 +362,7 @@ if [ "${SHLVL-}" = "${HOSTCORE_SHLVL-}" ] && [ -n "${HOSTCORE_COMMAND_PATH-}" ];
   { PATH=$__hostcore_new; export PATH; } 2>/dev/null
 fi
 unset HOSTCORE_COMMAND_PATH HOSTCORE_SHLVL BASH_ENV __hostcore_new __hostcore_rest __hostcore_dir
-if [ -n "$__hostcore_x" ]; then unset __hostcore_x; set -x; else unset __hostcore_x; fi
+` + shellenv.StartedScript + `if [ -n "$__hostcore_x" ]; then unset __hostcore_x; set -x; else unset __hostcore_x; fi
 `
 
 // mergePath puts first's entries before second's, without repeats.
@@ -374,46 +376,6 @@ func mergePath(first, second string) string {
 		}
 	}
 	return strings.Join(out, string(os.PathListSeparator))
-}
-
-// --- patch commands (design section 4d) ---
-
-// patchRe finds apply_patch, git apply (git -C dir apply too) and patch as a
-// command word: at the start, after ; & | ( ! { or a newline, or after a
-// keyword (if, then, ...) or a wrapper that runs its arguments (sudo, env
-// with assignments, time, nice, xargs, command, exec) in front of it.
-var patchRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:^|[;&|(!{\n])\s*` +
-		`(?:(?:if|then|else|elif|do|while|until|sudo|time|nice|nohup|command|exec|xargs|env)\s+(?:-\S+\s+(?:[^-;&|\s]\S*\s+)?|[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)*` +
-		`(?:\S*/)?(apply_patch|git(?:\s+-[Cc]\s+\S+)*\s+apply|patch)(?:\s|$|[;&|)])`)
-})
-
-// patchCommand names the patch command a shell command runs, "" if none.
-func patchCommand(command string) string {
-	m := patchRe().FindStringSubmatch(command)
-	if m == nil {
-		return ""
-	}
-	if strings.HasPrefix(m[1], "git") {
-		return "git apply"
-	}
-	return m[1]
-}
-
-// patchFailed counts a failed shell patch command within the prompt; the
-// second one terminates the agent's repair loop, like a second failed Edit.
-func patchFailed(c *Call, kind string, f *Failure) {
-	attempt := c.Host.CountFailure("patch", "")
-	d := f.Details.(BashDetails)
-	d.MutationFailure = MutationFailure{Kind: "patch_failed", Attempt: attempt}
-	d.PatchCommand = kind
-	f.Details = d
-	if attempt >= 2 {
-		f.Terminate = true
-		note := "This is the second failed patch command in this prompt: stop and report the exact mismatch instead of retrying."
-		f.Message += " " + note
-		f.Text += "\n\n" + note
-	}
 }
 
 func errOrNotDir(err error) error {

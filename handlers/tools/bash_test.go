@@ -13,32 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestPatchCommand(t *testing.T) {
-	for cmd, want := range map[string]string{
-		"git apply x.patch":                  "git apply",
-		"git -C ../wt apply --check x.patch": "git apply",
-		"cd sub && patch -p1 < x.diff":       "patch",
-		"apply_patch <<'EOF'\n*** x\nEOF":    "apply_patch",
-		"/usr/bin/patch -p0 < d":             "patch",
-		"echo done; git apply x":             "git apply",
-		"git applypatch":                     "",
-		"go test ./... | grep patch":         "",
-		"cat patch.txt":                      "",
-		"git log -p":                         "",
-		"env patch -p1 < d":                  "patch",
-		"env LC_ALL=C patch -p1 < d":         "patch",
-		"time git apply x":                   "git apply",
-		"ls *.diff | xargs -n1 patch -p1 -i": "patch",
-		"if git apply --check x; then :; fi": "git apply",
-		"sudo -u me patch -p0 < d":           "patch",
-		"echo env patch":                     "",
-	} {
-		if got := patchCommand(cmd); got != want {
-			t.Errorf("patchCommand(%q) = %q, want %q", cmd, got, want)
-		}
-	}
-}
-
 func TestBashResultShape(t *testing.T) {
 	res := process.Result{
 		ExitCode: 2,

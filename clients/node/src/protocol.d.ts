@@ -328,9 +328,13 @@ export interface Settings {
    */
   planBashReadOnly: boolean;
   sandbox: SandboxStatus;
+  /**
+   * How Bash commands get the login profile's environment: snapshot (the profile runs once; its environment, functions and aliases are restored for each command) or login (bash -lc, the profile runs for each command).
+   */
+  bashShellMode: "snapshot" | "login";
 }
 /**
- * Every member is optional; all are checked before any is saved. null restores a member's default (bashDenylist and sandboxWritableDirs: the empty list).
+ * Every member is optional; all are checked before any is saved. null restores a member's default (bashDenylist and sandboxWritableDirs: the empty list; bashShellMode: snapshot).
  *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "SettingsUpdateParams".
@@ -345,6 +349,7 @@ export interface SettingsUpdateParams {
    */
   sandboxWritableDirs?: string[] | null;
   planBashReadOnly?: boolean | null;
+  bashShellMode?: "snapshot" | "login" | null;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -1178,7 +1183,7 @@ export interface RpcErrorData {
  */
 export interface BashArgs {
   /**
-   * The shell command to run with bash -lc in the workspace root.
+   * The shell command to run with bash, with the login profile's environment, in the workspace root.
    */
   command: string;
   /**
