@@ -245,7 +245,7 @@ func TestSIGKILLMidStreamLosesNothingAcknowledged(t *testing.T) {
 		}
 	}
 	snaps, referenced := 0, map[string]bool{}
-	err = sqlitex.Execute(conn, `SELECT id, session_id, path, COALESCE(before_file, ''), existed, after_hash FROM snapshots`, &sqlitex.ExecOptions{
+	err = sqlitex.Execute(conn, `SELECT id, session_id, path, COALESCE(before_file, ''), existed, CASE typeof(after_hash) WHEN 'blob' THEN lower(hex(after_hash)) ELSE after_hash END FROM snapshots`, &sqlitex.ExecOptions{
 		ResultFunc: func(st *sqlite.Stmt) error {
 			snaps++
 			id, sess, p, bf, existed, after := st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), st.ColumnBool(4), st.ColumnText(5)
