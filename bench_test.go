@@ -74,6 +74,7 @@ func BenchmarkTable(b *testing.B) {
 		if on("parallel") {
 			rows = append(rows, benchParallel(b, bin, max(3, reps/2)))
 		}
+		rows = append(rows, benchBigFiles(b, bin, reps, on)...)
 	}
 	printTable(rows)
 }
@@ -86,6 +87,7 @@ type benchRow struct {
 	extra                   string  // same-set checks, RSS, ...
 	check                   func(ours, ref time.Duration) bool
 	skip                    string
+	bytes                   bool // ours and ref hold byte counts, not durations
 }
 
 func median(d []time.Duration) time.Duration {
@@ -141,11 +143,15 @@ func printTable(rows []benchRow) {
 		if r.extra != "" {
 			verdict += "; " + r.extra
 		}
-		refCol := fmt.Sprintf("%s (%s)", round(mr), spread(r.ref))
+		show, spr := func(d time.Duration) string { return round(d).String() }, spread
+		if r.bytes {
+			show, spr = megabytes, spreadBytes
+		}
+		refCol := fmt.Sprintf("%s (%s)", show(mr), spr(r.ref))
 		if len(r.ref) == 0 {
 			refCol = "-"
 		}
-		fmt.Printf("| %s | %s (%s) | %s | %s | %.2fx | %s | %s |\n", r.name, round(mo), spread(r.ours), r.reference, refCol, ratio, r.target, verdict)
+		fmt.Printf("| %s | %s (%s) | %s | %s | %.2fx | %s | %s |\n", r.name, show(mo), spr(r.ours), r.reference, refCol, ratio, r.target, verdict)
 	}
 	fmt.Println()
 }
@@ -197,12 +203,14 @@ func (h *benchHost) call(b testing.TB, method string, params any) map[string]any
 	for {
 		line, err := h.out.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			// A very long line: collect it whole.
+			// A very long line: collect it whole (its head copied out of
+			// the reader's buffer before the next read reuses it).
+			head := slices.Clone(line)
 			rest, err2 := h.out.ReadBytes('\n')
 			if err2 != nil {
 				b.Fatalf("%s: %v", method, err2)
 			}
-			line = append(slices.Clone(line), rest...)
+			line = append(head, rest...)
 		} else if err != nil {
 			b.Fatalf("%s: reading: %v", method, err)
 		}
