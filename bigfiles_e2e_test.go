@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A Read far into a file passes the lines before its window a buffer at a
+// time: the lines it shows, their numbers and the counts are those of a
+// line-by-line reading, across CRLF endings, a line longer than a buffer
+// and a last line without '\n'.
+func TestFarReadThroughBinary(t *testing.T) {
+	_, c, ws, _ := sessionHost(t, "auto", nil)
+	var b strings.Builder
+	var lines []string
+	for i := 1; i <= 60000; i++ {
+		l := fmt.Sprintf("line %d", i)
+		switch {
+		case i == 30000:
+			l = strings.Repeat("long", 50000) // 200,000 bytes: longer than a read buffer
+		case i%7 == 0:
+			l += "\r" // a CRLF ending: Read shows the line without its '\r'
+		}
+		lines = append(lines, strings.TrimSuffix(l, "\r"))
+		b.WriteString(l)
+		if i < 60000 {
+			b.WriteByte('\n')
+		}
+	}
+	os.WriteFile(filepath.Join(ws, "big.txt"), []byte(b.String()), 0o644)
+	id := 10
+	read := func(args map[string]any) map[string]any {
+		id++
+		return c.call(id, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": fmt.Sprint("r", id), "toolName": "Read", "args": args})
+	}
+	for _, offset := range []int{2, 29999, 30001, 59990} {
+		r := read(map[string]any{"path": "big.txt", "offset": offset, "limit": 3})
+		var want strings.Builder
+		for n := offset; n < min(offset+3, 60001); n++ {
+			text := lines[n-1]
+			if len(text) > 2000 {
+				text = text[:2000] + fmt.Sprintf("… [line cut: %d more characters]", len(text)-2000)
+			}
+			fmt.Fprintf(&want, "%d\t%s\n", n, text)
+		}
+		fmt.Fprintf(&want, "[... truncated: showing lines %d-%d of 60000; use offset %d to continue]\n", offset, offset+2, offset+3)
+		if r["ok"] != true || toolText(r) != want.String() {
+			t.Errorf("offset %d: %v\n%s\nwant\n%s", offset, r["message"], toolText(r), want.String())
+		}
+	}
+	// The last line, without '\n', is shown and counted.
+	r := read(map[string]any{"path": "big.txt", "offset": 60000})
+	if got := toolText(r); got != "60000\tline 60000\n" {
+		t.Errorf("the last line: %q", got)
+	}
+	r = read(map[string]any{"path": "big.txt", "offset": 60001})
+	if r["ok"] != false || !strings.Contains(fmt.Sprint(r["message"]), "offset 60001 is past the end of big.txt (60000 lines)") {
+		t.Errorf("past the end: %v", r)
+	}
+
+	// A NUL byte in a line passed over is still found, at its line.
+	b.Reset()
+	b.WriteString(strings.Repeat("text\n", 50000))
+	b.WriteString("a\x00b\n")
+	b.WriteString(strings.Repeat("text\n", 100))
+	os.WriteFile(filepath.Join(ws, "nul.txt"), []byte(b.String()), 0o644)
+	r = read(map[string]any{"path": "nul.txt", "offset": 50050})
+	if r["ok"] != false || !strings.Contains(fmt.Sprint(r["message"]), "a NUL byte at line 50001") {
+		t.Errorf("a NUL byte before the window: %v", r)
+	}
+}
