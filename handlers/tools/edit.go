@@ -133,28 +133,37 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 // and an LF file LF. Occurrences are counted as the model sees them: two
 // that overlap ("}\n}\n" in "}\n}\n}\n") are two, and the edit fails
 // rather than guess.
+//
+// data is searched where it lies, and the result is allocated once at its
+// final size: an Edit holds the file twice, as read and as written (a
+// file with CRLF endings once more, as the model sees it).
 func applyEdit(data []byte, old, new string) ([]byte, int) {
 	bom := bytes.HasPrefix(data, utf8BOM)
-	body := string(bytes.TrimPrefix(data, utf8BOM))
+	body := bytes.TrimPrefix(data, utf8BOM)
 	view := body
-	hasCRLF := strings.Contains(body, "\r\n")
+	hasCRLF := bytes.Contains(body, crlf)
 	if hasCRLF {
-		view = strings.ReplaceAll(body, "\r\n", "\n")
+		view = bytes.ReplaceAll(body, crlf, lf)
 	}
 	old = strings.ReplaceAll(old, "\r\n", "\n")
 	new = strings.ReplaceAll(new, "\r\n", "\n")
-	i, n := findOnce(view, old)
+	i, n := findOnce(view, []byte(old))
 	if n != 1 {
 		return nil, n
 	}
 	start, end := i, i+len(old)
 	if hasCRLF {
+		view = nil // only body is read from here on
 		start, end = bodyOffset(body, start), bodyOffset(body, end)
 		if crlfAt(body, start) {
 			new = strings.ReplaceAll(new, "\n", "\r\n")
 		}
 	}
-	out := make([]byte, 0, len(data)-len(old)+len(new)+len(utf8BOM))
+	size := len(body) - (end - start) + len(new)
+	if bom {
+		size += len(utf8BOM)
+	}
+	out := make([]byte, 0, size)
 	if bom {
 		out = append(out, utf8BOM...)
 	}
@@ -163,12 +172,14 @@ func applyEdit(data []byte, old, new string) ([]byte, int) {
 	return append(out, body[end:]...), 1
 }
 
+var crlf, lf = []byte("\r\n"), []byte("\n")
+
 // findOnce returns where old occurs in text and how many times: the
 // non-overlapping count, or 2 when the one occurrence overlaps another.
-func findOnce(text, old string) (int, int) {
-	n := strings.Count(text, old)
-	i := strings.Index(text, old)
-	if n == 1 && strings.Contains(text[i+1:], old) {
+func findOnce(text, old []byte) (int, int) {
+	n := bytes.Count(text, old)
+	i := bytes.Index(text, old)
+	if n == 1 && bytes.Contains(text[i+1:], old) {
 		n = 2
 	}
 	return i, n
@@ -176,7 +187,7 @@ func findOnce(text, old string) (int, int) {
 
 // bodyOffset maps an offset in the view of body (each "\r\n" read as
 // "\n") back to body: a view '\n' that was a CRLF starts at its '\r'.
-func bodyOffset(body string, k int) int {
+func bodyOffset(body []byte, k int) int {
 	v := 0
 	for b := 0; b < len(body); b++ {
 		if v == k {
@@ -192,11 +203,11 @@ func bodyOffset(body string, k int) int {
 
 // crlfAt says whether the line holding offset i ends in "\r\n"; the last
 // line, which has no ending, goes by the line before it.
-func crlfAt(body string, i int) bool {
-	if j := strings.IndexByte(body[i:], '\n'); j >= 0 {
+func crlfAt(body []byte, i int) bool {
+	if j := bytes.IndexByte(body[i:], '\n'); j >= 0 {
 		return j > 0 && body[i+j-1] == '\r'
 	}
-	j := strings.LastIndexByte(body[:i], '\n')
+	j := bytes.LastIndexByte(body[:i], '\n')
 	return j > 0 && body[j-1] == '\r'
 }
 
