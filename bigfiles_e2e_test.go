@@ -72,3 +72,47 @@ func TestFarReadThroughBinary(t *testing.T) {
 		t.Errorf("a NUL byte before the window: %v", r)
 	}
 }
+
+// An audit.query of thousands of rows (an answer of more than a MiB, which
+// is encoded row by row and whose memory is handed back once written)
+// holds every row, newest first, in the wire form.
+func TestLargeAuditQueryThroughBinary(t *testing.T) {
+	h, c, ws, _ := sessionHost(t, "auto", nil)
+	os.WriteFile(filepath.Join(ws, "small.txt"), []byte("hello\n"), 0o644)
+	const n = 3000
+	for batch := 0; batch < n; batch += 100 {
+		var lines []string
+		for i := batch; i < batch+100; i++ {
+			lines = append(lines, execLine(100+i, "s", fmt.Sprint("a", i), "Read", map[string]any{"path": "small.txt"}, nil))
+		}
+		pipe(t, h, lines...)
+		for i := batch; i < batch+100; i++ {
+			if r, code := c.answerOf(100 + i); r["ok"] != true {
+				t.Fatalf("Read %d: %v %s", i, r, code)
+			}
+		}
+	}
+	r := c.call(10, "audit.query", map[string]any{"sessionId": "s", "limit": 10000})
+	rows, _ := r["rows"].([]any)
+	if len(rows) != n {
+		t.Fatalf("%d rows, want %d", len(rows), n)
+	}
+	seen := map[string]bool{}
+	for i, row := range rows {
+		m := row.(map[string]any)
+		id, _ := m["toolCallId"].(string)
+		var k int
+		fmt.Sscanf(id, "a%d", &k)
+		// Newest first: the calls of a batch run side by side, so the
+		// order is known from batch to batch.
+		if seen[id] || m["toolName"] != "Read" || m["ok"] != true || i < 100 && k < n-100 || i >= n-100 && k >= 100 {
+			t.Fatalf("row %d: %v", i, m)
+		}
+		seen[id] = true
+		for _, k := range []string{"externalPath", "errorCode", "delegate"} {
+			if v, ok := m[k]; !ok || v != nil {
+				t.Fatalf("row %d: %s = %v, want null", i, k, v)
+			}
+		}
+	}
+}
