@@ -116,3 +116,46 @@ func TestLargeAuditQueryThroughBinary(t *testing.T) {
 		}
 	}
 }
+
+// An Edit of a file too large for its before-image to be kept is made in
+// the buffer the file was read into: the file on disk is the file with
+// the one change, whether the text grows or shrinks, with a BOM and CRLF
+// endings kept; the review record says it cannot be undone.
+func TestLargeEditThroughBinary(t *testing.T) {
+	_, c, ws, _ := sessionHost(t, "auto", nil)
+	var b strings.Builder
+	b.Write([]byte{0xEF, 0xBB, 0xBF})
+	for i := 1; b.Len() < 17<<20; i++ {
+		fmt.Fprintf(&b, "line %d of a file larger than a kept snapshot\r\n", i)
+	}
+	want := b.String()
+	path := filepath.Join(ws, "big.txt")
+	os.WriteFile(path, []byte(want), 0o644)
+	id := 10
+	for _, e := range []struct{ old, new string }{
+		{"line 1 of a", "line one\nof a"},               // grows, and its '\n' becomes CRLF
+		{"line 200000 of a file larger", "line 200000"}, // shrinks
+		{"line 3 of a file", "line 3 of a file"},        // a no-op: refused before the file is read
+	} {
+		id++
+		r := c.call(id, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": fmt.Sprint("e", id), "toolName": "Edit",
+			"args": map[string]any{"path": "big.txt", "old_string": e.old, "new_string": e.new}})
+		if e.old == e.new {
+			if r["ok"] != false {
+				t.Errorf("a no-op Edit: %v", r)
+			}
+			continue
+		}
+		if r["ok"] != true {
+			t.Fatalf("Edit %q: %v", e.old, r["message"])
+		}
+		if rv, _ := r["review"].(map[string]any); rv == nil || rv["reversible"] != false {
+			t.Errorf("review of an Edit of a 17 MiB file: %v", r["review"])
+		}
+		want = strings.Replace(want, e.old, strings.ReplaceAll(e.new, "\n", "\r\n"), 1)
+		got, _ := os.ReadFile(path)
+		if string(got) != want {
+			t.Fatalf("after the Edit of %q the file differs (%d bytes, want %d)", e.old, len(got), len(want))
+		}
+	}
+}

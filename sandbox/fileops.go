@@ -247,8 +247,14 @@ func ReadErr(err error) error {
 	return err
 }
 
-// ReadFileLimit reads a whole regular file of at most max bytes (for Edit).
+// ReadFileLimit reads a whole regular file of at most max bytes.
 func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
+	return ReadFileRoom(res, max, 0)
+}
+
+// ReadFileRoom is ReadFileLimit into a buffer with room for at least
+// room more bytes (Edit makes its result there when it may).
+func ReadFileRoom(res Resolved, max, room int64) ([]byte, fs.FileInfo, error) {
 	f, fi, err := OpenRegular(res)
 	if err != nil {
 		return nil, nil, err
@@ -258,7 +264,7 @@ func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
 		return nil, nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, fi.Size(), max)
 	}
 	// The size may change while reading; the limit holds regardless.
-	data, err := readAllSized(io.LimitReader(f, max+1), min(fi.Size(), max)+1)
+	data, err := readAllSized(io.LimitReader(f, max+1), min(fi.Size(), max)+1+room)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", res.Display, ReadErr(err))
 	}

@@ -72,7 +72,10 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 	unlock := c.Host.LockPath(c.Target.Abs)
 	defer unlock()
 
-	data, _, err := sandbox.ReadFileLimit(c.Target, editMaxFile)
+	// The buffer has room for new_string (twice over: its line endings
+	// may become CRLF), so that a file whose before-image is not kept can
+	// be edited where it was read (see applyEditTo).
+	data, _, err := sandbox.ReadFileRoom(c.Target, editMaxFile, 2*int64(len(a.NewString)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return none, editFailed(c, failEditNoFile, Fail(CodeToolFailed, "file not found: %s. Use Write to create a file; Read or Glob to find the right path", c.Target.Display))
@@ -86,7 +89,11 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 		return none, Fail(CodeToolFailed, "cannot read %s: %v", c.Target.Display, err)
 	}
 
-	updated, n := applyEdit(data, a.OldString, a.NewString)
+	// The file as read is needed after the edit only as the snapshot's
+	// before-image, kept for a workspace file up to ReviewMaxSnapshot.
+	keep := c.InWorkspace() && len(data) <= ReviewMaxSnapshot
+	size := len(data)
+	updated, n := applyEditTo(data, a.OldString, a.NewString, !keep)
 	switch {
 	case n == 0 && strings.ContainsRune(a.OldString, utf8.RuneError) && !utf8.Valid(data):
 		return none, editFailed(c, failEditNotFound, Fail(CodeToolFailed,
@@ -101,7 +108,7 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 	var snap *Before
 	var sn *store.Snapshot
 	if c.InWorkspace() {
-		snap = beforeOf(data)
+		snap = beforeOf(data[:size:size])
 		if sn, err = c.Host.SaveSnapshot(ctx, snap, updated); err != nil {
 			return none, Fail(CodeToolFailed, "cannot save the review snapshot of %s, so the edit could not be undone; it was not made: %v", c.Target.Display, err)
 		}
@@ -115,7 +122,7 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 		return none, writeError(c, err)
 	}
 	out := Out[EditDetails]{
-		Text:    fmt.Sprintf("Edited %s: replaced 1 occurrence (%d bytes → %d bytes)", c.Target.Display, len(data), len(updated)) + NotDurable(warning),
+		Text:    fmt.Sprintf("Edited %s: replaced 1 occurrence (%d bytes → %d bytes)", c.Target.Display, size, len(updated)) + NotDurable(warning),
 		Details: EditDetails{Replacements: 1, Bytes: len(updated), Warning: warning},
 	}
 	if sn != nil {
@@ -138,6 +145,14 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 // final size: an Edit holds the file twice, as read and as written (a
 // file with CRLF endings once more, as the model sees it).
 func applyEdit(data []byte, old, new string) ([]byte, int) {
+	return applyEditTo(data, old, new, false)
+}
+
+// applyEditTo is applyEdit; with inPlace, and room for the result in
+// data's capacity, the result is made in data itself (its bytes are then
+// no longer the file as read), so that an Edit whose before-image is not
+// kept holds the file once.
+func applyEditTo(data []byte, old, new string, inPlace bool) ([]byte, int) {
 	bom := bytes.HasPrefix(data, utf8BOM)
 	body := bytes.TrimPrefix(data, utf8BOM)
 	view := body
@@ -162,6 +177,15 @@ func applyEdit(data []byte, old, new string) ([]byte, int) {
 	size := len(body) - (end - start) + len(new)
 	if bom {
 		size += len(utf8BOM)
+	}
+	if inPlace && size <= cap(data) {
+		// What follows the match moves to its place after new (copy is
+		// memmove: the two ranges may overlap), then new goes in.
+		skip := len(data) - len(body) // the BOM's bytes
+		out := data[:size]
+		copy(out[skip+start+len(new):], data[skip+end:])
+		copy(out[skip+start:], new)
+		return out, 1
 	}
 	out := make([]byte, 0, size)
 	if bom {
