@@ -29,8 +29,8 @@ import (
 // spread). BENCH_REPS sets the repetitions (default 7), BENCH_READ_CALLS
 // the calls in each Read timing (default 2,000); BENCH_ROWS a
 // comma-separated subset of row keys (grep, glob, read, write, bash,
-// bashshort, startup, parallel); BENCH_BIN a hostcore binary to time
-// instead of building this tree's. It installs nothing: without ripgrep
+// bashshort, startup, parallel, farread, editrss, auditrss); BENCH_BIN a
+// hostcore binary to time instead of building this tree's. It installs nothing: without ripgrep
 // the rows that compare against it say how to get it.
 func BenchmarkTable(b *testing.B) {
 	bin := os.Getenv("BENCH_BIN") // a binary built elsewhere, to compare two builds
