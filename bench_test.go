@@ -29,8 +29,9 @@ import (
 // spread). BENCH_REPS sets the repetitions (default 7), BENCH_READ_CALLS
 // the calls in each Read timing (default 2,000); BENCH_ROWS a
 // comma-separated subset of row keys (grep, glob, read, write, bash,
-// bashshort, sandbox, bashprofile, startup, parallel); BENCH_BIN a hostcore binary to time
-// instead of building this tree's. It installs nothing: without ripgrep
+// bashshort, sandbox, bashprofile, startup, parallel, farread, editrss,
+// auditrss); BENCH_BIN a hostcore binary to time instead of building this
+// tree's. It installs nothing: without ripgrep
 // the rows that compare against it say how to get it.
 func BenchmarkTable(b *testing.B) {
 	bin := os.Getenv("BENCH_BIN") // a binary built elsewhere, to compare two builds
@@ -80,6 +81,7 @@ func BenchmarkTable(b *testing.B) {
 		if on("parallel") {
 			rows = append(rows, benchParallel(b, bin, max(3, reps/2)))
 		}
+		rows = append(rows, benchBigFiles(b, bin, reps, on)...)
 	}
 	printTable(rows)
 }
@@ -92,6 +94,7 @@ type benchRow struct {
 	extra                   string  // same-set checks, RSS, ...
 	check                   func(ours, ref time.Duration) bool
 	skip                    string
+	bytes                   bool // ours and ref hold byte counts, not durations
 }
 
 func median(d []time.Duration) time.Duration {
@@ -147,11 +150,15 @@ func printTable(rows []benchRow) {
 		if r.extra != "" {
 			verdict += "; " + r.extra
 		}
-		refCol := fmt.Sprintf("%s (%s)", round(mr), spread(r.ref))
+		show, spr := func(d time.Duration) string { return round(d).String() }, spread
+		if r.bytes {
+			show, spr = megabytes, spreadBytes
+		}
+		refCol := fmt.Sprintf("%s (%s)", show(mr), spr(r.ref))
 		if len(r.ref) == 0 {
 			refCol = "-"
 		}
-		fmt.Printf("| %s | %s (%s) | %s | %s | %.2fx | %s | %s |\n", r.name, round(mo), spread(r.ours), r.reference, refCol, ratio, r.target, verdict)
+		fmt.Printf("| %s | %s (%s) | %s | %s | %.2fx | %s | %s |\n", r.name, show(mo), spr(r.ours), r.reference, refCol, ratio, r.target, verdict)
 	}
 	fmt.Println()
 }
@@ -203,12 +210,14 @@ func (h *benchHost) call(b testing.TB, method string, params any) map[string]any
 	for {
 		line, err := h.out.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			// A very long line: collect it whole.
+			// A very long line: collect it whole (its head copied out of
+			// the reader's buffer before the next read reuses it).
+			head := slices.Clone(line)
 			rest, err2 := h.out.ReadBytes('\n')
 			if err2 != nil {
 				b.Fatalf("%s: %v", method, err2)
 			}
-			line = append(slices.Clone(line), rest...)
+			line = append(head, rest...)
 		} else if err != nil {
 			b.Fatalf("%s: reading: %v", method, err)
 		}

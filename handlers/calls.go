@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime/debug"
 	"time"
 
 	"hostcore/store"
@@ -141,15 +143,48 @@ func (s *Server) auditQuery(ctx context.Context, raw json.RawMessage) (any, erro
 	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
-	rows, err := s.store.QueryAudit(ctx, store.AuditFilter{SessionID: p.SessionID, ToolCallID: p.ToolCallID, Limit: p.Limit})
+	// Each row is encoded as SQLite reads it, into the one array the
+	// answer carries: up to store.MaxAuditRows rows are held once, as
+	// JSON, not as rows, wire rows and their encoding at the same time.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	buf.WriteByte('[')
+	err := s.store.EachAudit(ctx, store.AuditFilter{SessionID: p.SessionID, ToolCallID: p.ToolCallID, Limit: p.Limit}, func(r store.AuditRow) error {
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		if err := enc.Encode(auditRow{AuditRow: r, ExternalPath: strOrNil(r.ExternalPath), ErrorCode: strOrNil(r.ErrorCode), Delegate: strOrNil(r.Delegate)}); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's '\n'
+		return nil
+	})
 	if err != nil {
 		return nil, storageError("reading audit", err)
 	}
-	out := make([]auditRow, len(rows))
-	for i, r := range rows {
-		out[i] = auditRow{AuditRow: r, ExternalPath: strOrNil(r.ExternalPath), ErrorCode: strOrNil(r.ErrorCode), Delegate: strOrNil(r.Delegate)}
+	buf.WriteByte(']')
+	return &auditAnswer{Rows: buf.Bytes()}, nil
+}
+
+// auditAnswer is audit.query's result.
+type auditAnswer struct {
+	Rows json.RawMessage `json:"rows"`
+}
+
+// auditFreeAfter is the answer size past which audit.query hands memory
+// back to the system once the answer is written.
+const auditFreeAfter = 1 << 20
+
+// AfterReply gives back the memory of a large answer once it is written:
+// the rows, their encoding and the line are garbage by then, but the Go
+// runtime would keep their pages for minutes, and a long session would
+// carry a query's peak for good. A collection of a heap this size costs
+// a few milliseconds, paid after the answer, only for large ones.
+func (a *auditAnswer) AfterReply() {
+	if len(a.Rows) > auditFreeAfter {
+		a.Rows = nil
+		debug.FreeOSMemory()
 	}
-	return map[string]any{"rows": out}, nil
 }
 
 func (s *Server) toolsList(ctx context.Context, raw json.RawMessage) (any, error) {

@@ -247,8 +247,14 @@ func ReadErr(err error) error {
 	return err
 }
 
-// ReadFileLimit reads a whole regular file of at most max bytes (for Edit).
+// ReadFileLimit reads a whole regular file of at most max bytes.
 func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
+	return ReadFileRoom(res, max, 0)
+}
+
+// ReadFileRoom is ReadFileLimit into a buffer with room for at least
+// room more bytes (Edit makes its result there when it may).
+func ReadFileRoom(res Resolved, max, room int64) ([]byte, fs.FileInfo, error) {
 	f, fi, err := OpenRegular(res)
 	if err != nil {
 		return nil, nil, err
@@ -258,7 +264,7 @@ func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
 		return nil, nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, fi.Size(), max)
 	}
 	// The size may change while reading; the limit holds regardless.
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := readAllSized(io.LimitReader(f, max+1), min(fi.Size(), max)+1+room)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", res.Display, ReadErr(err))
 	}
@@ -266,6 +272,27 @@ func ReadFileLimit(res Resolved, max int64) ([]byte, fs.FileInfo, error) {
 		return nil, nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max)
 	}
 	return data, fi, nil
+}
+
+// readAllSized is io.ReadAll starting from a buffer of size bytes: a file
+// read at the size it had is allocated once (the byte past it lets the
+// end of input be seen without growing), where io.ReadAll's doublings
+// would leave about as much again behind as garbage.
+func readAllSized(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // the file grew: let append pick the growth
+		}
+	}
 }
 
 // WriteAtomic replaces the target with data: parents are created through the

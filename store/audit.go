@@ -84,10 +84,18 @@ type AuditFilter struct {
 
 // QueryAudit returns rows newest first.
 func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error) {
+	out := []AuditRow{}
+	err := s.EachAudit(ctx, f, func(r AuditRow) error { out = append(out, r); return nil })
+	return out, err
+}
+
+// EachAudit hands QueryAudit's rows to fn one at a time as SQLite reads
+// them, newest first, so that a caller that encodes them (audit.query)
+// holds its encoding and not the rows as well; an error from fn stops it.
+func (s *Store) EachAudit(ctx context.Context, f AuditFilter, fn func(AuditRow) error) error {
 	f.Limit = auditLimit(f.Limit)
 	q, args := auditQuery(f)
-	out := []AuditRow{}
-	err := s.read(ctx, func(conn *sqlite.Conn) error {
+	return s.read(ctx, func(conn *sqlite.Conn) error {
 		// An answer must hold every acknowledged call: rows take could
 		// not move (or appended since) are moved now, or the query fails.
 		if s.journal.npend.Load() > 0 {
@@ -98,18 +106,16 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, erro
 		return sqlitex.Execute(conn, q, &sqlitex.ExecOptions{
 			Args: args,
 			ResultFunc: func(st *sqlite.Stmt) error {
-				out = append(out, AuditRow{
+				return fn(AuditRow{
 					SessionID: st.ColumnText(0), TurnID: st.ColumnText(1), ToolCallID: st.ColumnText(2), ToolName: st.ColumnText(3),
 					ArgsHash: st.ColumnText(4), ArgsPreview: st.ColumnText(5), ExternalPath: st.ColumnText(6), Decision: st.ColumnText(7),
 					Prompted: st.ColumnBool(8), PermissionWaitMs: st.ColumnInt64(9), DurationMs: st.ColumnInt64(10),
 					OverheadMs: st.ColumnInt64(11), TotalMs: st.ColumnInt64(12), OK: st.ColumnBool(13), ErrorCode: st.ColumnText(14),
 					Delegate: st.ColumnText(15), CreatedAt: st.ColumnText(16),
 				})
-				return nil
 			},
 		})
 	})
-	return out, err
 }
 
 // auditQuery is QueryAudit's statement. There is one per filter, so that

@@ -72,7 +72,10 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 	unlock := c.Host.LockPath(c.Target.Abs)
 	defer unlock()
 
-	data, _, err := sandbox.ReadFileLimit(c.Target, editMaxFile)
+	// The buffer has room for new_string (twice over: its line endings
+	// may become CRLF), so that a file whose before-image is not kept can
+	// be edited where it was read (see applyEditTo).
+	data, _, err := sandbox.ReadFileRoom(c.Target, editMaxFile, 2*int64(len(a.NewString)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return none, editFailed(c, failEditNoFile, Fail(CodeToolFailed, "file not found: %s. Use Write to create a file; Read or Glob to find the right path", c.Target.Display))
@@ -86,7 +89,11 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 		return none, Fail(CodeToolFailed, "cannot read %s: %v", c.Target.Display, err)
 	}
 
-	updated, n := applyEdit(data, a.OldString, a.NewString)
+	// The file as read is needed after the edit only as the snapshot's
+	// before-image, kept for a workspace file up to ReviewMaxSnapshot.
+	keep := c.InWorkspace() && len(data) <= ReviewMaxSnapshot
+	size := len(data)
+	updated, n := applyEditTo(data, a.OldString, a.NewString, !keep)
 	switch {
 	case n == 0 && strings.ContainsRune(a.OldString, utf8.RuneError) && !utf8.Valid(data):
 		return none, editFailed(c, failEditNotFound, Fail(CodeToolFailed,
@@ -101,7 +108,7 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 	var snap *Before
 	var sn *store.Snapshot
 	if c.InWorkspace() {
-		snap = beforeOf(data)
+		snap = beforeOf(data[:size:size])
 		if sn, err = c.Host.SaveSnapshot(ctx, snap, updated); err != nil {
 			return none, Fail(CodeToolFailed, "cannot save the review snapshot of %s, so the edit could not be undone; it was not made: %v", c.Target.Display, err)
 		}
@@ -115,7 +122,7 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 		return none, writeError(c, err)
 	}
 	out := Out[EditDetails]{
-		Text:    fmt.Sprintf("Edited %s: replaced 1 occurrence (%d bytes → %d bytes)", c.Target.Display, len(data), len(updated)) + NotDurable(warning),
+		Text:    fmt.Sprintf("Edited %s: replaced 1 occurrence (%d bytes → %d bytes)", c.Target.Display, size, len(updated)) + NotDurable(warning),
 		Details: EditDetails{Replacements: 1, Bytes: len(updated), Warning: warning},
 	}
 	if sn != nil {
@@ -133,28 +140,54 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 // and an LF file LF. Occurrences are counted as the model sees them: two
 // that overlap ("}\n}\n" in "}\n}\n}\n") are two, and the edit fails
 // rather than guess.
+//
+// data is searched where it lies, and the result is allocated once at its
+// final size: an Edit holds the file twice, as read and as written (a
+// file with CRLF endings once more, as the model sees it).
 func applyEdit(data []byte, old, new string) ([]byte, int) {
+	return applyEditTo(data, old, new, false)
+}
+
+// applyEditTo is applyEdit; with inPlace, and room for the result in
+// data's capacity, the result is made in data itself (its bytes are then
+// no longer the file as read), so that an Edit whose before-image is not
+// kept holds the file once.
+func applyEditTo(data []byte, old, new string, inPlace bool) ([]byte, int) {
 	bom := bytes.HasPrefix(data, utf8BOM)
-	body := string(bytes.TrimPrefix(data, utf8BOM))
+	body := bytes.TrimPrefix(data, utf8BOM)
 	view := body
-	hasCRLF := strings.Contains(body, "\r\n")
+	hasCRLF := bytes.Contains(body, crlf)
 	if hasCRLF {
-		view = strings.ReplaceAll(body, "\r\n", "\n")
+		view = bytes.ReplaceAll(body, crlf, lf)
 	}
 	old = strings.ReplaceAll(old, "\r\n", "\n")
 	new = strings.ReplaceAll(new, "\r\n", "\n")
-	i, n := findOnce(view, old)
+	i, n := findOnce(view, []byte(old))
 	if n != 1 {
 		return nil, n
 	}
 	start, end := i, i+len(old)
 	if hasCRLF {
+		view = nil // only body is read from here on
 		start, end = bodyOffset(body, start), bodyOffset(body, end)
 		if crlfAt(body, start) {
 			new = strings.ReplaceAll(new, "\n", "\r\n")
 		}
 	}
-	out := make([]byte, 0, len(data)-len(old)+len(new)+len(utf8BOM))
+	size := len(body) - (end - start) + len(new)
+	if bom {
+		size += len(utf8BOM)
+	}
+	if inPlace && size <= cap(data) {
+		// What follows the match moves to its place after new (copy is
+		// memmove: the two ranges may overlap), then new goes in.
+		skip := len(data) - len(body) // the BOM's bytes
+		out := data[:size]
+		copy(out[skip+start+len(new):], data[skip+end:])
+		copy(out[skip+start:], new)
+		return out, 1
+	}
+	out := make([]byte, 0, size)
 	if bom {
 		out = append(out, utf8BOM...)
 	}
@@ -163,12 +196,14 @@ func applyEdit(data []byte, old, new string) ([]byte, int) {
 	return append(out, body[end:]...), 1
 }
 
+var crlf, lf = []byte("\r\n"), []byte("\n")
+
 // findOnce returns where old occurs in text and how many times: the
 // non-overlapping count, or 2 when the one occurrence overlaps another.
-func findOnce(text, old string) (int, int) {
-	n := strings.Count(text, old)
-	i := strings.Index(text, old)
-	if n == 1 && strings.Contains(text[i+1:], old) {
+func findOnce(text, old []byte) (int, int) {
+	n := bytes.Count(text, old)
+	i := bytes.Index(text, old)
+	if n == 1 && bytes.Contains(text[i+1:], old) {
 		n = 2
 	}
 	return i, n
@@ -176,7 +211,7 @@ func findOnce(text, old string) (int, int) {
 
 // bodyOffset maps an offset in the view of body (each "\r\n" read as
 // "\n") back to body: a view '\n' that was a CRLF starts at its '\r'.
-func bodyOffset(body string, k int) int {
+func bodyOffset(body []byte, k int) int {
 	v := 0
 	for b := 0; b < len(body); b++ {
 		if v == k {
@@ -192,11 +227,11 @@ func bodyOffset(body string, k int) int {
 
 // crlfAt says whether the line holding offset i ends in "\r\n"; the last
 // line, which has no ending, goes by the line before it.
-func crlfAt(body string, i int) bool {
-	if j := strings.IndexByte(body[i:], '\n'); j >= 0 {
+func crlfAt(body []byte, i int) bool {
+	if j := bytes.IndexByte(body[i:], '\n'); j >= 0 {
 		return j > 0 && body[i+j-1] == '\r'
 	}
-	j := strings.LastIndexByte(body[:i], '\n')
+	j := bytes.LastIndexByte(body[:i], '\n')
 	return j > 0 && body[j-1] == '\r'
 }
 

@@ -47,6 +47,10 @@ func FuzzApplyEdit(f *testing.F) {
 			return // the schema requires old_string (minLength 1)
 		}
 		out, n := applyEdit(data, old, new)
+		buf := append(make([]byte, 0, len(data)+2*len(new)), data...)
+		if got, m := applyEditTo(buf, old, new, true); m != n || !bytes.Equal(got, out) {
+			t.Fatalf("in place: %d %q, want %d %q", m, got, n, out)
+		}
 		if n != 1 {
 			if out != nil {
 				t.Fatalf("n=%d but a result of %d bytes", n, len(out))

@@ -25,5 +25,11 @@ func TestApplyEditAsReadShowsIt(t *testing.T) {
 		if n != c.n || (n == 1 && string(out) != c.want) {
 			t.Errorf("%q: %q -> %q gave %d %q, want %d %q", c.data, c.old, c.new, n, out, c.n, c.want)
 		}
+		// Made in the buffer read (an Edit that keeps no before-image),
+		// the result is the same.
+		buf := append(make([]byte, 0, len(c.data)+2*len(c.new)), c.data...)
+		if out, n := applyEditTo(buf, c.old, c.new, true); n != c.n || (n == 1 && string(out) != c.want) {
+			t.Errorf("in place: %q: %q -> %q gave %d %q, want %d %q", c.data, c.old, c.new, n, out, c.n, c.want)
+		}
 	}
 }

@@ -101,6 +101,17 @@ func runRead(ctx context.Context, c *Call, a ReadArgs) (Out[ReadDetails], error)
 	var out strings.Builder
 	line, shown, lastShown := 0, 0, 0
 	truncated, counted := false, true
+	if a.Offset > 1 {
+		line, err = skipLines(ctx, br, a.Offset-1)
+		switch {
+		case errors.Is(err, errNUL):
+			return none, Fail(CodeToolFailed, "%s is a binary file (a NUL byte at line %d, %d bytes); Read only shows text", c.Target.Display, line+1, fi.Size())
+		case ctx.Err() != nil:
+			return none, ErrAborted
+		case err != nil:
+			return none, Fail(CodeToolFailed, "reading %s: %v", c.Target.Display, sandbox.ReadErr(err))
+		}
+	}
 	for {
 		if ctx.Err() != nil {
 			return none, ErrAborted
@@ -280,30 +291,4 @@ func readLine(ctx context.Context, br *bufio.Reader, max, budget int) ([]byte, i
 func endsNext(br *bufio.Reader) bool {
 	next, _ := br.Peek(2)
 	return len(next) == 0 || next[0] == '\n' || string(next) == "\r\n"
-}
-
-// countLines counts the lines left in br (a last line without '\n' counts).
-func countLines(ctx context.Context, br *bufio.Reader) (int, error) {
-	n := 0
-	buf := make([]byte, 64<<10)
-	last := byte('\n')
-	for {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		k, err := br.Read(buf)
-		if k > 0 {
-			n += bytes.Count(buf[:k], []byte{'\n'})
-			last = buf[k-1]
-		}
-		if err == io.EOF {
-			if last != '\n' {
-				n++
-			}
-			return n, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
 }
