@@ -315,7 +315,7 @@ func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool
 	if c.hasTarget && c.target.Root == sandbox.RootExternal {
 		req.Outside = true
 	}
-	if t.Class == perms.ClassEdit && c.hasTarget && c.target.Root == sandbox.RootScratch && sandbox.LexicallyInside(c.roots.Scratch, c.rawPath()) {
+	if t.Class == perms.ClassEdit && c.hasTarget && c.target.Root == sandbox.RootScratch && sandbox.NamedInside(c.roots.Scratch, c.roots.Workspace, c.rawPath()) {
 		req.Scratch = true
 	}
 	reason := perms.ReasonTool
