@@ -322,7 +322,7 @@ func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool
 	if req.Outside {
 		reason = perms.ReasonOutsidePath
 	}
-	req.Granted = s.grants.Has(c.sess.ID, perms.GrantKey(grantName(t), reason))
+	req.Granted = c.granted(&s.grants, reason)
 	v := perms.Decide(req)
 	switch v.Outcome {
 	case perms.Deny:
@@ -345,7 +345,7 @@ func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool
 			a.decision = decOnce
 		case perms.AllowSession:
 			a.decision = decSession
-			s.grants.Add(c.sess.ID, perms.GrantKey(grantName(t), v.Reason))
+			c.grant(&s.grants, v.Reason)
 		default:
 			if req.Outside {
 				a.external = "denied"
