@@ -37,7 +37,7 @@ func (s *Server) visibleTools(sess store.Session, delegate string) ([]tools.Tool
 			continue
 		}
 		// A delegate cannot call ToolSearch, so nothing is deferred for it.
-		d := sess.Mode == perms.OpAgent && t.Deferred && delegate == ""
+		d := t.Deferred && (sess.Mode == perms.OpAgent || t.DeferredInEveryMode) && delegate == ""
 		out = append(out, tools.ToolInfo{Name: t.Name, Description: t.Description, Risk: t.Risk, InputSchema: t.SchemaJSON, Deferred: d})
 		if d {
 			deferred = append(deferred, fmt.Sprintf("- %s: %s", t.Name, firstSentence(t.Description)))

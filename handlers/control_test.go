@@ -121,7 +121,12 @@ func TestToolsListPerMode(t *testing.T) {
 		perms.OpPlan:  {"Bash", "BrowserPreview", "Glob", "Grep", "Read", "SubmitPlan", "ToolSearch", "asktool", "new_context"},
 		perms.OpGoal:  {"Bash", "BrowserPreview", "Glob", "Grep", "Read", "SubmitGoal", "ToolSearch", "asktool", "new_context"},
 	}
-	wantDeferred := []string{"BrowserPreview", "Glob", "Grep", "plugin_p_x"}
+	wantDeferred := map[string][]string{
+		perms.OpAgent: {"BrowserPreview", "Glob", "Grep", "plugin_p_x"},
+		// Section 2.1 limits only Glob and Grep's deferral to Agent.
+		perms.OpPlan: {"BrowserPreview"},
+		perms.OpGoal: {"BrowserPreview"},
+	}
 	for mode, names := range want {
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
 			return slices.Contains(pendingTools, n) && s.tools.Get(n) == nil
@@ -140,15 +145,9 @@ func TestToolsListPerMode(t *testing.T) {
 		if diff := gocmp.Diff(names, got); diff != "" {
 			t.Errorf("%s mode tools (-want +got):\n%s", mode, diff)
 		}
-		if mode != perms.OpAgent {
-			if len(gotDeferred) != 0 || catalog != "" {
-				t.Errorf("%s mode defers %v, catalog %q; nothing is deferred outside agent", mode, gotDeferred, catalog)
-			}
-			continue
-		}
-		wd := slices.DeleteFunc(slices.Clone(wantDeferred), func(n string) bool { return !slices.Contains(names, n) })
+		wd := slices.DeleteFunc(slices.Clone(wantDeferred[mode]), func(n string) bool { return !slices.Contains(names, n) })
 		if diff := gocmp.Diff(wd, gotDeferred); diff != "" {
-			t.Errorf("agent deferred (-want +got):\n%s", diff)
+			t.Errorf("%s deferred (-want +got):\n%s", mode, diff)
 		}
 		if !strings.HasPrefix(catalog, "# On-demand tools\n") {
 			t.Errorf("catalog %q", catalog)

@@ -318,14 +318,14 @@ func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool
 	if c.hasTarget && c.target.Root == sandbox.RootExternal {
 		req.Outside = true
 	}
-	if t.Class == perms.ClassEdit && c.hasTarget && c.target.Root == sandbox.RootScratch && sandbox.LexicallyInside(c.roots.Scratch, c.rawPath()) {
+	if t.Class == perms.ClassEdit && c.hasTarget && c.target.Root == sandbox.RootScratch && sandbox.NamedInside(c.roots.Scratch, c.roots.Workspace, c.rawPath()) {
 		req.Scratch = true
 	}
 	reason := perms.ReasonTool
 	if req.Outside {
 		reason = perms.ReasonOutsidePath
 	}
-	req.Granted = s.grants.Has(c.sess.ID, perms.GrantKey(grantName(t), reason))
+	req.Granted = c.granted(&s.grants, reason)
 	v := perms.Decide(req)
 	switch v.Outcome {
 	case perms.Deny:
@@ -348,7 +348,7 @@ func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool
 			a.decision = decOnce
 		case perms.AllowSession:
 			a.decision = decSession
-			s.grants.Add(c.sess.ID, perms.GrantKey(grantName(t), v.Reason))
+			c.grant(&s.grants, v.Reason)
 		default:
 			if req.Outside {
 				a.external = "denied"

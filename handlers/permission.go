@@ -35,6 +35,9 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 	if c.p.Delegate != "" {
 		card["delegate"] = redact.EscapeText(c.p.Delegate)
 	}
+	if reason == perms.ReasonOutsidePath && c.hasTarget {
+		card["grantScope"] = redact.EscapeText(c.grantScope())
+	}
 	asker := perms.AskerFunc(func(ctx context.Context, within time.Duration) (string, error) {
 		// The reply's member is read by its exact name: Go would also take
 		// "Decision" or "DECISION", and of {"decision":"deny",

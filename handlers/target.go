@@ -16,7 +16,7 @@ import (
 // is present).
 func (c *call) plainlyOutside() bool {
 	p := c.rawPath()
-	return c.tool.PathArg != "" && filepath.IsAbs(p) && !sandbox.LexicallyInside(c.roots.Workspace, p) && !sandbox.LexicallyInside(c.roots.Scratch, p)
+	return c.tool.PathArg != "" && filepath.IsAbs(p) && !sandbox.NamedInside(c.roots.Workspace, c.roots.Scratch, p) && !sandbox.NamedInside(c.roots.Scratch, c.roots.Workspace, p)
 }
 
 // rawPath is the explicit path argument as given.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -11,10 +13,14 @@ import (
 
 // Grants remembers allow-session answers per session and key. Grants live
 // in memory for the life of the process: they are scoped to the session
-// and never inherited by another session.
+// and never inherited by another session. An outside-path grant is scoped
+// to a directory as well (AddIn, HasIn): the card named one place, and
+// the answer covers that directory and what lies beneath it, not every
+// file outside the roots.
 type Grants struct {
-	mu sync.Mutex
-	m  map[string]map[string]bool
+	mu   sync.Mutex
+	m    map[string]map[string]bool
+	dirs map[string]map[string][]string // session → key → directories
 }
 
 // Has reports whether session holds a grant for key.
@@ -37,11 +43,41 @@ func (g *Grants) Add(session, key string) {
 	g.m[session][key] = true
 }
 
+// AddIn records a grant for key that covers dir (a canonical absolute
+// path) and everything beneath it.
+func (g *Grants) AddIn(session, key, dir string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.dirs == nil {
+		g.dirs = map[string]map[string][]string{}
+	}
+	if g.dirs[session] == nil {
+		g.dirs[session] = map[string][]string{}
+	}
+	g.dirs[session][key] = append(g.dirs[session][key], filepath.Clean(dir))
+}
+
+// HasIn reports whether session holds a grant for key whose directory
+// holds p (a canonical absolute path), compared by whole components: a
+// grant for /a/b does not cover /a/bc.
+func (g *Grants) HasIn(session, key, p string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p = filepath.Clean(p)
+	for _, dir := range g.dirs[session][key] {
+		if p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Forget drops every grant of a session.
 func (g *Grants) Forget(session string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.m, session)
+	delete(g.dirs, session)
 }
 
 // Card decisions.

@@ -6,9 +6,13 @@
 // # Resolution
 //
 // A path is inside a root only when two checks agree: the lexical one (the
-// path cleaned, ".." folded, compared to the root) and the canonical one
-// (the longest existing prefix walked component by component with links
-// resolved, then compared again). Roots are canonical too, and a path is
+// path cleaned, ".." folded, compared to the root or read beneath an alias
+// of it, a directory whose canonical form is the root) and the canonical
+// one (the longest existing prefix walked component by component with
+// links resolved, then compared again). The alias keeps a session created
+// on /tmp/wslink (a link to /tmp/ws), or on macOS's /tmp, in its
+// workspace under the name the user gave; a link inside the root that
+// leads out still fails the canonical check. Roots are canonical too, and a path is
 // compared with a root by whole components, never by a bare string prefix
 // (/ws is not a prefix owner of /ws_evil). Everything else is
 // RootExternal, which is not an error: the caller runs the outside-path

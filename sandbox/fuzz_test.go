@@ -127,7 +127,7 @@ func FuzzResolve(f *testing.F) {
 				t.Fatalf("Resolve(%q): existing Abs %s is not canonical (%s, %v)", p, res.Abs, real, err)
 			}
 		}
-		if res.Root == RootScratch && !LexicallyInside(fx.scratch, p) {
+		if res.Root == RootScratch && !NamedInside(fx.scratch, fx.ws, p) {
 			t.Fatalf("Resolve(%q) = scratch, but the path is not lexically inside scratch", p)
 		}
 		if data, _, err := ReadFileLimit(res, 1<<16); err == nil && strings.Contains(string(data), secret) {

@@ -109,10 +109,47 @@ func LexicallyInside(root, p string) bool {
 	return Within(root, p)
 }
 
+// NamedInside reports whether the absolute path p names a place inside
+// root: lexically, or beneath an alias of root (a directory whose canonical
+// form is root itself, such as a symlink /tmp/wslink to the workspace
+// /tmp/ws, or macOS's /tmp for /private/tmp). A session created on an alias
+// stores the canonical root, and the user and the model keep using the name
+// they chose. Only the ancestor that resolves to the root counts: a link
+// somewhere else pointing into the root is no alias, and where p really
+// lands is still for Resolve to check. A path inside the session's other
+// root (other, "" for none) is never read through an alias: a link in
+// scratch to the workspace keeps the scratch name it was given.
+func NamedInside(root, other, p string) bool {
+	if LexicallyInside(root, p) {
+		return true
+	}
+	if root == "" || !filepath.IsAbs(root) || !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 || len(p) > maxPathLen {
+		return false
+	}
+	return aliasOf(filepath.Clean(root), other, filepath.Clean(p))
+}
+
+// aliasOf reports whether the clean absolute path lex or one of its
+// ancestors resolves to root, lex not lying in the other root.
+func aliasOf(root, other, lex string) bool {
+	if Within(other, lex) {
+		return false
+	}
+	for a := lex; ; a = filepath.Dir(a) {
+		if w, err := canonicalize(a); err == nil && w.abs == root {
+			return true
+		}
+		if a == filepath.Dir(a) {
+			return false
+		}
+	}
+}
+
 // Resolve classifies p. Relative paths join the workspace root; absolute
 // paths are checked against the workspace first, then scratch. A path is in a
-// root only when both its cleaned form and its canonical form are; anything
-// else is RootExternal. Scratch is addressed by absolute path only.
+// root only when both its cleaned form (read through an alias of the root,
+// see NamedInside) and its canonical form are; anything else is
+// RootExternal. Scratch is addressed by absolute path only.
 func (r Roots) Resolve(p string) (Resolved, error) {
 	if p == "" {
 		return Resolved{}, fmt.Errorf("%w: empty", ErrInvalidPath)
@@ -141,9 +178,9 @@ func (r Roots) Resolve(p string) (Resolved, error) {
 	res := Resolved{Path: p, Abs: w.abs, Exists: w.exists}
 
 	switch {
-	case r.Workspace != "" && Within(r.Workspace, lex) && Within(r.Workspace, w.abs):
+	case r.Workspace != "" && Within(r.Workspace, w.abs) && (Within(r.Workspace, lex) || aliasOf(filepath.Clean(r.Workspace), r.Scratch, lex)):
 		res.Root, res.Base = RootWorkspace, filepath.Clean(r.Workspace)
-	case abs && r.Scratch != "" && Within(r.Scratch, lex) && Within(r.Scratch, w.abs):
+	case abs && r.Scratch != "" && Within(r.Scratch, w.abs) && (Within(r.Scratch, lex) || aliasOf(filepath.Clean(r.Scratch), r.Workspace, lex)):
 		res.Root, res.Base = RootScratch, filepath.Clean(r.Scratch)
 	default:
 		res.Root = RootExternal

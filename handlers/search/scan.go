@@ -51,12 +51,11 @@ type fileScan struct {
 	after       int // context lines still owed after the last match
 	// tail holds the last Context lines of the previous region, for the
 	// before-context of a match at the top of the next one.
-	tail     [][]byte
-	tailNo   int
-	spans    [][2]int
-	midLine  bool // this region continues the previous region's last line
-	lastHit  bool // the previous region's last line matched
-	stopScan bool
+	tail    [][]byte
+	tailNo  int
+	spans   [][2]int
+	midLine bool // this region continues the previous region's last line
+	lastHit bool // the previous region's last line matched
 }
 
 // scanFile searches one regular file and records its result. Unreadable
@@ -89,7 +88,7 @@ func (g *grepRun) scanFile(st *scanState, abs, rel string) error {
 	tail := fs.tail[:0]
 	*fs = fileScan{g: g, rel: rel, lineNo: 1, tail: tail, spans: fs.spans, out: fs.out[:0]}
 	keep := 0
-	for !fs.stopScan {
+	for {
 		if err := g.ctx.Err(); err != nil {
 			return err
 		}
@@ -158,11 +157,9 @@ func (fs *fileScan) region(data []byte, split bool) {
 			continue
 		}
 		fs.count++
-		switch {
-		case g.mode == modeFiles:
-			fs.stopScan = true
-			return
-		case g.mode == modeCount || fs.full:
+		// files_with_matches reads on past the first match, unlike
+		// `rg -l`: details.matches counts matching lines in every mode.
+		if g.mode == modeFiles || g.mode == modeCount || fs.full {
 			pos = le + 1
 			continue
 		}

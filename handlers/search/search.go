@@ -77,9 +77,9 @@ type GrepResult struct {
 	Text string
 	// Files is the number of files with at least one match.
 	Files int
-	// Matches is the number of matching lines. In files_with_matches mode a
-	// file is read only up to its first match (as `rg -l` does), so there
-	// Matches equals Files.
+	// Matches is the number of matching lines, in every mode: in
+	// files_with_matches mode too a file is read to its end, unlike
+	// `rg -l`, so the count the details report is true.
 	Matches   int
 	Truncated bool
 }

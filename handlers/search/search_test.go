@@ -161,7 +161,7 @@ func TestGrepModes(t *testing.T) {
 		nf   int
 		nm   int
 	}{
-		{"files", GrepOptions{Pattern: "foo"}, "a.go\nc.ts\nnoeol.go\n", 3, 3},
+		{"files", GrepOptions{Pattern: "foo"}, "a.go\nc.ts\nnoeol.go\n", 3, 5}, // matches counts lines, as in count mode
 		{"count", GrepOptions{Pattern: "foo", Mode: ModeCount}, "a.go:3\nc.ts:1\nnoeol.go:1\n", 3, 5},
 		{"ignore case", GrepOptions{Pattern: "foo", IgnoreCase: true, Mode: ModeCount}, "a.go:3\nb.go:1\nc.ts:1\nnoeol.go:1\n", 4, 6},
 		{"ignore case regex", GrepOptions{Pattern: "^fo+$", IgnoreCase: true, Mode: ModeCount}, "b.go:1\nc.ts:1\nnoeol.go:1\n", 3, 3},

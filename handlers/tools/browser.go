@@ -18,7 +18,7 @@ const browserPreviewDescription = "Open a file of the workspace in the user's Br
 // BrowserPreview is the BrowserPreview tool.
 var BrowserPreview = Tool[BrowserPreviewArgs, BrowserPreviewDetails]{
 	Spec: Spec{Name: "BrowserPreview", Class: perms.ClassRead, Risk: perms.RiskLow, Description: browserPreviewDescription,
-		Deferred: true, NeedsWorkspace: true},
+		Deferred: true, DeferredInEveryMode: true, NeedsWorkspace: true},
 	Run: runBrowserPreview,
 }
 

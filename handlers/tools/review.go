@@ -94,7 +94,9 @@ func reviewOf(sn *store.Snapshot, b *Before, after []byte, op string) *ReviewCha
 	case isBinary(b.Data) || isBinary(after):
 		rc.Binary = true
 	case len(b.Data) > reviewMaxDiff || len(after) > reviewMaxDiff:
+		// No hunks, but the counts are still true: the panel shows them.
 		rc.Truncated = true
+		rc.Additions, rc.Deletions = diffCounts(string(bytes.TrimPrefix(b.Data, utf8BOM)), string(bytes.TrimPrefix(after, utf8BOM)))
 	default:
 		rc.Hunks, rc.Additions, rc.Deletions, rc.Truncated = diffHunks(string(bytes.TrimPrefix(b.Data, utf8BOM)), string(bytes.TrimPrefix(after, utf8BOM)))
 	}
@@ -150,6 +152,32 @@ func diffHunksMax(old, new string, maxLines int) ([]DiffHunk, int, int, bool) {
 		}
 	}
 	return hunks, adds, dels, truncated
+}
+
+// diffCounts counts the lines a diff of old and new adds and deletes,
+// without hunks. The lines the two share at the start and at the end are
+// dropped first (a minimal diff keeps them all), so an edit to one place
+// in a file of megabytes diffs only the lines around it.
+func diffCounts(old, new string) (adds, dels int) {
+	n := min(len(old), len(new))
+	p := 0
+	for p < n && old[p] == new[p] {
+		p++
+	}
+	p = strings.LastIndexByte(old[:p], '\n') + 1
+	s := 0
+	for s < n-p && old[len(old)-1-s] == new[len(new)-1-s] {
+		s++
+	}
+	// The common tail may start mid-line: keep it from the line after its
+	// first newline, which starts a line in both.
+	if k := strings.IndexByte(old[len(old)-s:], '\n'); k >= 0 {
+		s -= k + 1
+	} else {
+		s = 0
+	}
+	_, adds, dels, _ = diffHunksMax(old[p:len(old)-s], new[p:len(new)-s], 0)
+	return adds, dels
 }
 
 // trimNL drops a line's ending, "\n" or "\r\n", as Read does.

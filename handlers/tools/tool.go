@@ -21,6 +21,9 @@ type Spec struct {
 	Description string
 	// Deferred tools are loaded on demand in Agent mode (design section 2.1).
 	Deferred bool
+	// DeferredInEveryMode tools are loaded on demand in Plan and Goal too:
+	// section 2.1 limits only Glob and Grep's deferral to Agent.
+	DeferredInEveryMode bool
 	// PathArg names the argument that is an explicit path subject to
 	// containment and the outside-path rule ("" for none). PathOptional
 	// says an absent path means the workspace root.

@@ -61,21 +61,23 @@ func escape(s string, backslash bool) string {
 // differently from what it is: every format character (bidi controls,
 // zero-width characters, the soft hyphen, tag characters), line and
 // paragraph separators (U+2028/2029 break lines in many text widgets),
-// letters that draw nothing (Hangul fillers) and variation selectors.
+// space separators other than the space itself (git<U+2003>status reads
+// as two words and runs as one), letters that draw nothing (Hangul
+// fillers) and variation selectors.
 func IsInvisibleFormat(r rune) bool {
 	switch {
 	case r < 0xa0:
 		return false
-	case unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
+	case unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Zs):
 		return true
 	case r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0, r == 0x180e:
 		return true
 	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef, r >= 0x180b && r <= 0x180f:
 		return true
 	// The combining grapheme joiner and Khmer's invisible vowels draw
-	// nothing (./te\u034fst.sh read as ./test.sh); the braille blank and
-	// the ideographic space draw as blanks.
-	case r == 0x034f, r == 0x17b4, r == 0x17b5, r == 0x2800, r == 0x3000:
+	// nothing (./te\u034fst.sh read as ./test.sh); the braille blank draws
+	// as a blank.
+	case r == 0x034f, r == 0x17b4, r == 0x17b5, r == 0x2800:
 		return true
 	}
 	return false

@@ -44,6 +44,9 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 		value = `(?:"(?:[^"\\\n$` + "`" + `]|\\.)*"?|\\"(?:[^"\\\n$` + "`" + `]|\\[^"\n])*(?:\\")?|'[^'\n]*'?|[^\s"'&;|}$` + "`" + `]+)`
 		// One shell command: options are looked for up to its end.
 		sameCommand = `[^\n;&|]*?`
+		// One shell word: '…', "…" (escapes inside, stopping at '$' and
+		// '`', which run), or unquoted up to what ends a word.
+		word = `(?:'[^'\n]*'?|"(?:[^"\\\n$` + "`" + `]|\\.)*"?|[^\s"'$` + "`" + `;|&()<>]+)`
 	)
 	return append([]*regexp.Regexp{
 		// Key blocks, RSA to PGP; one whose END is in another field (an
@@ -64,10 +67,24 @@ var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
 		// Options that take the secret as the next word.
 		regexp.MustCompile(`(?i)(--(?:[a-z0-9]+-)*` + label + `(?:-[a-z0-9]+)*[ =]\s*)` + value),
 		regexp.MustCompile(`(?i)(\b(?:aws_)?secret_access_key\s+)[^\s"'$` + "`" + `;|&]+`),
-		regexp.MustCompile(`(\bsshpass[ \t]+-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
-		regexp.MustCompile(`(\blogin\b` + sameCommand + `[ \t]-p[ \t]*)[^\s"'$` + "`" + `;|&()<>]+`),
-		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t]*[^\s:'"]+:)[^\s'"$` + "`" + `;|&()<>]+`),
-		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `[ \t]-p)[^\s"'$` + "`" + `;|&()<>]+`),
+		regexp.MustCompile(`(\bsshpass\b` + sameCommand + `[ \t]-p[ \t]*)` + word),
+		regexp.MustCompile(`(\blogin\b` + sameCommand + `[ \t]-p[ \t]*)` + word),
+		regexp.MustCompile(`(\bredis-cli\b` + sameCommand + `[ \t]-a[ \t]*)` + word),
+		regexp.MustCompile(`(\bmysql(?:dump|admin)?\b` + sameCommand + `[ \t]-p)` + word),
+		// curl's user:password, the whole pair quoted or the password alone.
+		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t=]*'[^':\n]*:)[^'\n]*('?)`),
+		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t=]*"[^":\n$` + "`" + `]*:)(?:[^"\\\n$` + "`" + `]|\\.)*("?)`),
+		regexp.MustCompile(`(\bcurl\b` + sameCommand + `[ \t](?:-u|--user)[ \t=]*[^\s:'"]+:)` + word),
+		// npm config set //registry/:_authToken (or _auth, _password) VALUE.
+		regexp.MustCompile(`(?i)(\b(?:npm|pnpm|yarn)\b` + sameCommand + `[ \t]set[ \t]+[^\s=]*(?:_auth|token|_password)[^\s=]*(?:[ \t]+|=))` + word),
+		// openssl's -k and -K keys, and -pass, -passin, -passout pass:VALUE.
+		regexp.MustCompile(`(\bopenssl\b` + sameCommand + `[ \t]-[kK][ \t]+)` + word),
+		regexp.MustCompile(`(\bopenssl\b` + sameCommand + `[ \t]-pass(?:in|out)?[ \t]+'pass:)[^'\n]*('?)`),
+		regexp.MustCompile(`(\bopenssl\b` + sameCommand + `[ \t]-pass(?:in|out)?[ \t]+"pass:)(?:[^"\\\n$` + "`" + `]|\\.)*("?)`),
+		regexp.MustCompile(`(\bopenssl\b` + sameCommand + `[ \t]-pass(?:in|out)?[ \t]+pass:)` + word),
+		// htpasswd -b FILE USER PASSWORD (-nb USER PASSWORD): its last word,
+		// before any redirection.
+		regexp.MustCompile(`(\bhtpasswd\b` + sameCommand + `[ \t]-[A-Za-z]*b[A-Za-z]*\b` + sameCommand + `[ \t])` + word + `([ \t]*(?:[0-9]*[<>]&?[ \t]*[^\s;&|<>]*[ \t]*)*(?:$|[\n;&|)]))`),
 		// A URL's password, the user's name empty or not (redis://:pw@h).
 		regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/;&|()<>$` + "`" + `'"]+(@)`),
 	}, tokenPatterns()...)
@@ -142,6 +159,7 @@ var cardPatterns = sync.OnceValue(func() []*regexp.Regexp {
 // and it is most of what is redacted: paths, patterns, short commands.
 var secretHints = [][]byte{[]byte("key"), []byte("authorization"), []byte("pass"), []byte("pwd"), []byte("secret"), []byte("token"),
 	[]byte("cred"), []byte("cookie"), []byte("bearer"), []byte("login"), []byte("curl"), []byte("mysql"),
+	[]byte("redis-cli"), []byte("openssl"), []byte("_auth"),
 	[]byte("gh"), []byte("github_pat_"), []byte("glpat-"), []byte("sk-"), []byte("_live_"), []byte("_test_"), []byte("akia"), []byte("asia"),
 	[]byte("xox"), []byte("aiza"), []byte("eyj"), []byte("hf_"), []byte("npm_"), []byte("://")}
 

@@ -269,6 +269,10 @@ func TestEscapeTextShowsInvisibleCharacters(t *testing.T) {
 		{"tag\U000e0041", `tag\U000e0041`},
 		{"blank\u3164name", `blank\u3164name`},
 		{"vs\ufe0f", `vs\ufe0f`},
+		// Space separators other than the space: one word that reads as two.
+		{"git\u2003status", `git\u2003status`},
+		{"a\u00a0b\u1680c\u2000d\u200ae\u202ff\u205fg\u3000h", `a\u00a0b\u1680c\u2000d\u200ae\u202ff\u205fg\u3000h`},
+		{"plain space stays", "plain space stays"},
 	} {
 		if got := EscapeText(c.in); got != c.want {
 			t.Errorf("EscapeText(%q) = %q, want %q", c.in, got, c.want)

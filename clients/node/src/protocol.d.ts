@@ -836,6 +836,10 @@ export interface PermissionRequestParams {
   path?: string;
   preview: string;
   delegate?: string;
+  /**
+   * On an outside-path card: the directory (canonical, absolute) that an allow-session answer covers, with everything beneath it.
+   */
+  grantScope?: string;
   options: PermissionDecision[];
   timeoutMs: number;
 }
