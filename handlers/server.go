@@ -6,8 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -186,9 +188,29 @@ func objectOrAbsent(params json.RawMessage) bool {
 	return len(params) == 0 || string(params) == "null" || params[0] == '{'
 }
 
-// decode unmarshals params into v strictly enough to name a wrong field.
-// Absent params are treated as {}.
+// decode unmarshals params into v. Absent params are treated as {}. A
+// member the method does not take is refused, naming it, the nearest name
+// the method does take, and the ones it takes: ignored, a misspelt member
+// does nothing silently ({"session_id": ...} would read as a missing
+// sessionId, {"permisionMode": "auto"} would change no mode).
 func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if quoted, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return unknownMember(quoted, jsonFields(v))
+		}
+		return invalidParams("invalid params: %s", tools.JSONErrorText(err))
+	}
+	return nil
+}
+
+// decodeLenient is decode that ignores members v does not name, for
+// initialize, whose clients (LSP-style hosts) send members of their own.
+func decodeLenient(params json.RawMessage, v any) error {
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
 	}
@@ -198,24 +220,56 @@ func decode(params json.RawMessage, v any) error {
 	return nil
 }
 
-// decodeStrict is decode for the methods that change state
-// (session.create, session.configure, settings.update): a member the
-// method does not take is refused, naming the ones it does. Ignored, a
-// misspelt one did nothing, silently: {"workspace": "/src"} made a
-// Temporary session, {"permisionMode": "auto"} changed no mode.
-func decodeStrict(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
-		params = json.RawMessage("{}")
+// unknownMember is the error for a member a method does not take
+// (quoted as encoding/json quotes it), with the nearest name it takes.
+func unknownMember(quoted string, names []string) error {
+	name, err := strconv.Unquote(quoted)
+	if err != nil {
+		name = quoted
 	}
-	dec := json.NewDecoder(bytes.NewReader(params))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return invalidParams("invalid params: unknown member %s; this method takes %s", name, strings.Join(jsonFields(v), ", "))
+	hint := ""
+	if near := nearestName(name, names); near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return invalidParams("invalid params: unknown member %q%s; this method takes %s", name, hint, strings.Join(names, ", "))
+}
+
+// nearestName is the name of names that name most likely misspells: the
+// same once case, '_' and '-' are ignored (session_id for sessionId), or
+// within an edit distance of about a third of its length; "" for none.
+func nearestName(name string, names []string) string {
+	fold := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
+	best, bestDist := "", len(name)/3+1
+	for _, n := range names {
+		if fold(n) == fold(name) {
+			return n
 		}
-		return invalidParams("invalid params: %s", tools.JSONErrorText(err))
+		if d := editDistance(fold(n), fold(name)); d < bestDist {
+			best, bestDist = n, d
+		}
 	}
-	return nil
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // jsonFields lists the JSON member names of the struct v points to.

@@ -87,7 +87,7 @@ func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, e
 	var given struct {
 		SessionID *string `json:"sessionId"`
 	}
-	if err := decodeStrict(raw, &p); err != nil {
+	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
 	// An id defaults to a new one only when none is given (or null): ""
@@ -96,7 +96,7 @@ func (s *Server) sessionCreate(ctx context.Context, raw json.RawMessage) (any, e
 	// id is the one the pointer got: of a repeated member both take the
 	// last, but a null leaves the string as it was ({"sessionId":"abc",
 	// "sessionId":null} is a JavaScript client's null, not "abc").
-	decode(raw, &given)
+	decodeLenient(raw, &given)
 	if given.SessionID == nil {
 		p.SessionID = newID("s_")
 	} else {
@@ -201,7 +201,7 @@ func (s *Server) sessionConfigure(ctx context.Context, raw json.RawMessage) (any
 		PermissionMode *string         `json:"permissionMode"`
 		Subagents      json.RawMessage `json:"subagents"`
 	}
-	if err := decodeStrict(raw, &p); err != nil {
+	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
 	row, err := s.loadSession(ctx, p.SessionID)

@@ -41,7 +41,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		ClientInfo      json.RawMessage `json:"clientInfo"`
 		ProtocolVersion string          `json:"protocolVersion"`
 	}
-	if err := decode(raw, &p); err != nil {
+	if err := decodeLenient(raw, &p); err != nil {
 		return nil, err
 	}
 	return map[string]any{
@@ -101,7 +101,7 @@ func (s *Server) settingsUpdate(ctx context.Context, raw json.RawMessage) (any, 
 		sandboxUpdate
 		BashShellMode json.RawMessage `json:"bashShellMode"`
 	}
-	if err := decodeStrict(raw, &p); err != nil {
+	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
 	changes := map[string]*string{}

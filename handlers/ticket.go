@@ -55,7 +55,7 @@ type ticket struct {
 // without ids.
 func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	var p ExecuteParams
-	if err := json.Unmarshal(raw, &p); err != nil || p.SessionID == "" || p.ToolCallID == "" {
+	if err := decode(raw, &p); err != nil || p.SessionID == "" || p.ToolCallID == "" {
 		return nil
 	}
 	tk := &ticket{id: p.ToolCallID, p: p, tool: s.tools.Get(p.ToolName)}

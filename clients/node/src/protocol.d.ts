@@ -257,6 +257,8 @@ export interface ClientRequests {
   };
 }
 /**
+ * initialize alone ignores members it does not know (LSP-style hosts send their own); every other method refuses them.
+ *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "InitializeParams".
  */
@@ -266,6 +268,7 @@ export interface InitializeParams {
    */
   clientInfo?: {};
   protocolVersion?: string;
+  [k: string]: unknown | undefined;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
