@@ -104,3 +104,64 @@ func TestSnapshotRetentionSettingMustBeWellFormed(t *testing.T) {
 		t.Fatalf("stderr does not name the setting: %s", h.stderr.String())
 	}
 }
+
+// The data-dir sweep runs in the background once hostcore serves: the
+// scratch and snapshot directories of a deleted session and a blob file
+// no snapshot names go, while a live session's snapshot still rolls back.
+func TestBackgroundSweepRemovesOrphansAndKeepsLiveSnapshots(t *testing.T) {
+	bin := buildBinary(t)
+	ws, data := newWorkspace(t)
+	f := filepath.Join(ws, "f.txt")
+	os.WriteFile(f, []byte("before\n"), 0o644)
+	h := startWireHost(t, bin, nil, nil, "--data-dir", data)
+	h.call(t, 10*time.Second, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
+	var r struct {
+		Review struct {
+			SnapshotID string `json:"snapshotId"`
+		} `json:"review"`
+	}
+	json.Unmarshal(h.call(t, 10*time.Second, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w",
+		"toolName": "Write", "args": map[string]any{"path": "f.txt", "content": "after\n"}}), &r)
+	h.stdin.Close()
+	if code := h.waitExit(t, 15*time.Second); code != 0 {
+		t.Fatalf("hostcore exited %d", code)
+	}
+
+	old := time.Now().Add(-time.Hour) // nothing made since the store opened is judged
+	var orphans []string
+	for _, p := range []string{
+		filepath.Join(data, "scratch", "ghost", "f"),
+		filepath.Join(data, "snapshots", "ghost", "snap_1.before"),
+		filepath.Join(data, "snapshot-blobs", "ab", strings.Repeat("ab", 32)),
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte("x"), 0o600)
+		os.Chtimes(p, old, old)
+		os.Chtimes(filepath.Dir(p), old, old)
+		orphans = append(orphans, p)
+	}
+	h2 := startWireHost(t, bin, nil, nil, "--data-dir", data)
+	h2.call(t, 10*time.Second, "initialize", map[string]any{})
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range orphans {
+		for {
+			if _, err := os.Stat(p); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s survived the background sweep", p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if res, e := rollbackAnswer(t, h2, "s", r.Review.SnapshotID); !strings.Contains(res, "rolledBack") {
+		t.Fatalf("rollback after the sweep: result %s, error %s", res, e)
+	}
+	if got, _ := os.ReadFile(f); string(got) != "before\n" {
+		t.Fatalf("after the rollback f.txt holds %q", got)
+	}
+	h2.stdin.Close()
+	if code := h2.waitExit(t, 15*time.Second); code != 0 {
+		t.Fatalf("restarted hostcore exited %d", code)
+	}
+}
