@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"hostcore/store"
+
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 )
@@ -227,13 +229,8 @@ func TestSIGKILLMidStreamLosesNothingAcknowledged(t *testing.T) {
 		t.Fatalf("restarted hostcore exited %d", code)
 	}
 
-	// Snapshots: every row's .before file is there and holds content that
-	// was at that path before.
-	conn, err := sqlite.OpenConn(dbPath, sqlite.OpenReadWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	// Snapshots: every row's previous content is kept and is content
+	// that was at that path before.
 	contents := map[string]map[string]bool{} // path -> content hashes that could have been there
 	for p, calls := range byPath {
 		contents[p] = map[string]bool{}
@@ -244,43 +241,49 @@ func TestSIGKILLMidStreamLosesNothingAcknowledged(t *testing.T) {
 			contents[p][sha(seed[p])] = true
 		}
 	}
-	snaps, referenced := 0, map[string]bool{}
-	err = sqlitex.Execute(conn, `SELECT id, session_id, path, COALESCE(before_file, ''), existed, CASE typeof(after_hash) WHEN 'blob' THEN lower(hex(after_hash)) ELSE after_hash END FROM snapshots`, &sqlitex.ExecOptions{
-		ResultFunc: func(st *sqlite.Stmt) error {
-			snaps++
-			id, sess, p, bf, existed, after := st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), st.ColumnText(3), st.ColumnBool(4), st.ColumnText(5)
-			if !contents[p][after] {
-				t.Errorf("snapshot %s: after_hash of %s matches no content sent", id, p)
-			}
-			if !existed {
-				return nil
-			}
-			want := filepath.Join(data, "snapshots", sess, id+".before")
-			if bf != want {
-				t.Errorf("snapshot %s: before file %s, want %s", id, bf, want)
-			}
-			referenced[bf] = true
-			b, err := os.ReadFile(bf)
-			if err != nil {
-				t.Errorf("snapshot %s: %v", id, err)
-			} else if !contents[p][sha(string(b))] {
-				t.Errorf("snapshot %s: %s holds content never at %s", id, bf, p)
-			}
-			return nil
-		},
-	})
+	var ids [][2]string // session, snapshot
+	conn, err := sqlite.OpenConn(dbPath, sqlite.OpenReadWrite)
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphans := 0
-	filepath.WalkDir(filepath.Join(data, "snapshots"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !referenced[p] {
-			orphans++
-		}
-		return nil
+	err = sqlitex.Execute(conn, `SELECT session_id, id FROM snapshots`, &sqlitex.ExecOptions{
+		ResultFunc: func(st *sqlite.Stmt) error {
+			ids = append(ids, [2]string{st.ColumnText(0), st.ColumnText(1)})
+			return nil
+		},
 	})
-	t.Logf("snapshot rows: %d, consistent with their .before files; .before files without a row (the kill fell between file and row): %d", snaps, orphans)
-
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var rows []store.Snapshot
+	for _, id := range ids {
+		sn, err := st.GetSnapshot(t.Context(), id[0], id[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, sn)
+	}
+	for _, sn := range rows {
+		if !contents[sn.Path][sn.AfterHash] {
+			t.Errorf("snapshot %s: after_hash of %s matches no content sent", sn.ID, sn.Path)
+		}
+		if !sn.Existed {
+			continue
+		}
+		b, err := st.SnapshotBefore(t.Context(), sn)
+		if err != nil {
+			t.Errorf("snapshot %s: %v", sn.ID, err)
+		} else if !contents[sn.Path][sha(string(b))] {
+			t.Errorf("snapshot %s: holds content never at %s", sn.ID, sn.Path)
+		}
+	}
+	t.Logf("snapshot rows: %d, consistent with their previous content", len(rows))
 }
 
 func sha(s string) string {

@@ -37,6 +37,44 @@ func closeStore(st *store.Store, log *slog.Logger) {
 	}
 }
 
+// sweepInBackground starts the sweep of what a crash or an older hostcore
+// left in the data dir: it walks the data dir, so it runs beside serving
+// rather than on the path to the first answer. The function it returns
+// cancels the sweep and waits for it, so that the store is not closed
+// under it.
+func sweepInBackground(ctx context.Context, h *handlers.Server, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := h.SweepOrphans(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("background sweep", "err", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// openStore opens the store under dir. HOSTCORE_SNAPSHOT_RETENTION=COUNT,BYTES
+// sets the retention rule's per-session bounds (the data dir's are four
+// times those), for tests and tuning; unset, the defaults hold, and a
+// malformed value stops the start rather than be read as a rule.
+func openStore(dir string) (*store.Store, error) {
+	var cfg store.Config
+	if v := os.Getenv("HOSTCORE_SNAPSHOT_RETENTION"); v != "" {
+		count, size, _ := strings.Cut(v, ",")
+		n, err1 := strconv.Atoi(count)
+		b, err2 := strconv.ParseInt(size, 10, 64)
+		if err1 != nil || err2 != nil || n < 1 || b < 1 {
+			return nil, fmt.Errorf("HOSTCORE_SNAPSHOT_RETENTION=%q: want COUNT,BYTES, both positive", v)
+		}
+		cfg.Retention = store.Retention{SessionCount: n, SessionBytes: b, DataDirCount: 4 * n, DataDirBytes: 4 * b}
+	}
+	return store.OpenWith(dir, cfg)
+}
+
 // logFlushWait bounds how long the last log lines wait for stderr at exit
 // (a client that never reads it must not hold up the exit PROTOCOL
 // section 1 bounds at 3 s).
@@ -116,7 +154,7 @@ func run(args []string) int {
 	// migrating) the database, and compiling the tool schemas.
 	schemas := make(chan error, 1)
 	go func() { schemas <- handlers.Prepare() }()
-	st, err := store.Open(dir)
+	st, err := openStore(dir)
 	if err != nil {
 		log.Error("opening store", "err", err)
 		return 1
@@ -176,9 +214,7 @@ func run(args []string) int {
 		return 1
 	}
 	defer h.Close()
-	if err := h.SweepOrphans(ctx); err != nil {
-		log.Warn("start-up sweep", "err", err)
-	}
+	defer sweepInBackground(ctx, h, log)()
 	log.Info("hostcore ready", "version", version, "dataDir", dir, "permissionTimeout", timeout.String())
 	if err := srv.Run(ctx, h.Methods()); err != nil {
 		log.Error("serve", "err", err)
@@ -405,7 +441,7 @@ func runMCP(args []string) int {
 		log.Error("data dir", "err", err)
 		return 1
 	}
-	st, err := store.Open(dir)
+	st, err := openStore(dir)
 	if err != nil {
 		log.Error("opening store", "err", err)
 		return 1
@@ -439,9 +475,7 @@ func runMCP(args []string) int {
 		return 1
 	}
 	defer h.Close()
-	if err := h.SweepOrphans(ctx); err != nil {
-		log.Warn("start-up sweep", "err", err)
-	}
+	defer sweepInBackground(ctx, h, log)()
 	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version, ToolsWorkspace: filepath.Join(dir, "mcp-tools")}
 	if *workspace == "" {
 		if err := os.MkdirAll(opts.ToolsWorkspace, 0o700); err != nil {

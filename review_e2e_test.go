@@ -63,7 +63,7 @@ func TestEditSnapshotBoundAndRollbackOfALargeResult(t *testing.T) {
 	if r["ok"] != true || review["reversible"] != false {
 		t.Fatalf("edit of a 17 MiB file: %v", review)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(data, "snapshots", "s")); len(entries) != 0 {
+	if entries, _ := filepath.Glob(filepath.Join(data, "snapshot-blobs", "*", "*")); len(entries) != 0 {
 		t.Fatalf("a copy was kept of a file too large to keep: %d files", len(entries))
 	}
 	if _, code := (func() (map[string]any, string) {
@@ -123,15 +123,17 @@ func TestRollbackRefusesAPathThatNowLeadsElsewhere(t *testing.T) {
 // result simply had no review.
 func TestEditThatCannotBeSnapshottedDoesNotRun(t *testing.T) {
 	_, _, c, ws, data := hostWithSession(t, "auto")
-	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("v1\n"), 0o644)
-	os.MkdirAll(filepath.Join(data, "snapshots"), 0o700)
-	os.WriteFile(filepath.Join(data, "snapshots", "s"), []byte("in the way"), 0o600)
+	// Past store.SmallSnapshot, the previous content is a file of its own
+	// under snapshot-blobs/, which a file in the way stops.
+	v1 := strings.Repeat("padding\n", 10000) + "v1\n"
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte(v1), 0o644)
+	os.WriteFile(filepath.Join(data, "snapshot-blobs"), []byte("in the way"), 0o600)
 	r := c.call(2, "tools.execute", edit("s", "e1", "a.txt", "v1", "v2"))
 	if r["ok"] != false || r["errorCode"] != "TOOL_FAILED" || !strings.Contains(r["message"].(string), "snapshot") {
 		t.Fatalf("edit without a snapshot: %v", r)
 	}
-	if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != "v1\n" {
-		t.Fatalf("the file was changed: %q", got)
+	if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != v1 {
+		t.Fatalf("the file was changed: %d bytes", len(got))
 	}
 	w := c.call(3, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "w1", "toolName": "Write",
 		"args": map[string]any{"path": "a.txt", "content": "v3\n"}})
@@ -139,7 +141,7 @@ func TestEditThatCannotBeSnapshottedDoesNotRun(t *testing.T) {
 		t.Fatalf("write without a snapshot: %v", w)
 	}
 	// Once the snapshot directory can be made, the same Edit runs.
-	os.Remove(filepath.Join(data, "snapshots", "s"))
+	os.Remove(filepath.Join(data, "snapshot-blobs"))
 	if r := c.call(4, "tools.execute", edit("s", "e2", "a.txt", "v1", "v2")); r["ok"] != true {
 		t.Fatalf("edit once the snapshot directory can be made: %v", r)
 	}

@@ -9,18 +9,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"hostcore/handlers/tools"
 	"hostcore/sandbox"
 	"hostcore/store"
 )
-
-// reviewSessionBudget bounds the previous content one session's snapshots
-// keep on disk: past it, a mutation still runs, but its review is not
-// reversible (a model editing a 16 MiB file in a loop would otherwise fill
-// the user's disk with copies of it).
-const reviewSessionBudget = 1 << 30
 
 func sha(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -29,54 +22,33 @@ func sha(b []byte) string {
 
 // saveSnapshot makes the snapshot of a workspace mutation durable before
 // the mutation runs (design section 4c: the previous file is captured
-// before execution): the previous bytes are written and fsynced, then the
-// row is committed. An error means the mutation must not run: it could
-// not be undone. A crash after this and before the mutation leaves a row
-// whose after-hash matches nothing, which no client was told of.
+// before execution): the store keeps the previous bytes and commits the
+// row, applying its retention rule. An error means the mutation must not
+// run: it could not be undone. A crash after this and before the mutation
+// leaves a row whose after-hash matches nothing, which no client was told
+// of.
 func (s *Server) saveSnapshot(ctx context.Context, c *call, b *tools.Before, after []byte) (*store.Snapshot, error) {
 	ctx = context.WithoutCancel(ctx)
-	sn := &store.Snapshot{
+	sn := store.Snapshot{
 		ID: newID("snap_"), SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: c.toolCall().WorkspacePath(), AbsPath: c.target.Abs,
 		Existed: b.Existed, AfterHash: sha(after), Reversible: b.Reversible, State: "active", CreatedAt: store.Now(),
 	}
-	if b.Existed && b.Reversible {
-		used, err := s.store.SnapshotBytes(ctx, c.sess.ID)
-		if err != nil {
-			return nil, err
-		}
-		if used+int64(len(b.Data)) > reviewSessionBudget {
-			b.Reversible, b.Data, sn.Reversible = false, nil, false
-		}
-	}
-	if b.Existed && b.Reversible {
-		dir := s.snapshotDir(c.sess.ID)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		sn.BeforeFile = filepath.Join(dir, sn.ID+".before")
-		sn.BeforeSize = int64(len(b.Data))
-		if err := writeFileSync(sn.BeforeFile, b.Data); err != nil {
-			os.Remove(sn.BeforeFile)
-			return nil, err
-		}
-	}
-	if err := s.store.InsertSnapshot(ctx, *sn); err != nil {
-		if sn.BeforeFile != "" {
-			os.Remove(sn.BeforeFile)
-		}
+	saved, err := s.store.SaveSnapshot(ctx, sn, b.Data)
+	if err != nil {
 		return nil, err
 	}
-	return sn, nil
+	if !saved.Reversible {
+		// Past a bound of the retention rule: the mutation runs, but its
+		// review says it cannot be undone.
+		b.Reversible, b.Data = false, nil
+	}
+	return &saved, nil
 }
 
 // dropSnapshot removes the snapshot of a mutation that did not happen.
 func (s *Server) dropSnapshot(ctx context.Context, sn *store.Snapshot) {
-	if err := s.store.DeleteSnapshot(context.WithoutCancel(ctx), sn.ID); err != nil {
+	if err := s.store.DropSnapshot(context.WithoutCancel(ctx), sn.ID); err != nil {
 		s.log.Warn("snapshot of a failed mutation not removed", "snapshot", sn.ID, "err", err)
-		return
-	}
-	if sn.BeforeFile != "" {
-		os.Remove(sn.BeforeFile)
 	}
 }
 
@@ -95,39 +67,22 @@ func hashIs(target sandbox.Resolved, want string) (bool, error) {
 	return hex.EncodeToString(h.Sum(nil)) == want, nil
 }
 
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // restored reports whether target holds what it held before the call:
 // no file for a call that created it, else the snapshot's bytes.
-func restored(sn store.Snapshot, target sandbox.Resolved) bool {
+func (s *Server) restored(ctx context.Context, sn store.Snapshot, target sandbox.Resolved) bool {
 	if !sn.Existed {
 		_, err := os.Lstat(target.Abs)
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	prev, err := os.Open(sn.BeforeFile)
-	if err != nil {
-		return false
+	want := sn.BeforeHash
+	if want == "" {
+		prev, err := s.store.SnapshotBefore(ctx, sn)
+		if err != nil {
+			return false
+		}
+		want = sha(prev)
 	}
-	defer prev.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, prev); err != nil {
-		return false
-	}
-	same, err := hashIs(target, hex.EncodeToString(h.Sum(nil)))
+	same, err := hashIs(target, want)
 	return err == nil && same
 }
 
@@ -162,7 +117,7 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 		return map[string]any{"state": "rolledBack", "alreadyRolledBack": true}, nil
 	}
 	if !sn.Reversible {
-		return nil, appError(tools.CodeConflict, "snapshot %s is not reversible (the previous content was too large to keep)", sn.ID)
+		return nil, appError(tools.CodeConflict, "snapshot %s is not reversible (%s)", sn.ID, sn.NotReversibleReason())
 	}
 	// A rollback is a mutation: it waits its turn behind the session's
 	// in-flight Write/Edit calls.
@@ -197,7 +152,7 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 		// (hostcore killed between the two, or the disk full for the
 		// second) finds the file as it was before the call: it is rolled
 		// back, and saying CONFLICT ("left untouched") would be false.
-		if restored(sn, target) {
+		if s.restored(ctx, sn, target) {
 			if err := s.store.SetSnapshotState(context.WithoutCancel(ctx), sn.ID, "rolledBack"); err != nil {
 				return nil, storageError("saving snapshot state", err)
 			}
@@ -213,15 +168,13 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 		}
 		warning = w
 	} else {
-		prev, err := os.ReadFile(sn.BeforeFile)
-		if err != nil {
+		prev, err := s.store.SnapshotBefore(ctx, sn)
+		if dmg := (*store.DamagedError)(nil); errors.As(err, &dmg) {
+			// Restoring content that is not what was taken would put a
+			// fragment or another file in place of the file.
+			return nil, appError(tools.CodeToolFailed, "the snapshot of %s is damaged (%s); %s was left untouched", sn.Path, dmg.Detail, sn.Path)
+		} else if err != nil {
 			return nil, appError(tools.CodeToolFailed, "snapshot file is missing: %v", err)
-		}
-		if sn.BeforeSize > 0 && int64(len(prev)) != sn.BeforeSize {
-			// Cut short or grown on disk since it was taken: restoring
-			// it would put a fragment in place of the file. (Snapshots
-			// taken before schema v3 have no size, 0: not checked.)
-			return nil, appError(tools.CodeToolFailed, "the snapshot of %s is damaged (%d bytes on disk, %d taken); %s was left untouched", sn.Path, len(prev), sn.BeforeSize, sn.Path)
 		}
 		_, err = sandbox.WriteAtomic(target, prev)
 		w, err := sandbox.Durable(err)

@@ -45,8 +45,8 @@ func TestReviewRecordsTellTheTruth(t *testing.T) {
 		t.Fatalf("binary→text review: %+v", r.Review)
 	}
 	snaps := s.snapshotDir("r")
-	if entries, _ := os.ReadDir(snaps); len(entries) == 0 {
-		t.Fatal("no snapshot files were kept")
+	if held, err := s.store.SnapshotTotals(t.Context(), "r"); err != nil || held.Count == 0 {
+		t.Fatalf("no previous content was kept: %+v %v", held, err)
 	}
 	run(t, s, ExecuteParams{SessionID: "r", ToolCallID: "scr", ToolName: "Write", Args: writeJSON(filepath.Join(s.cfg.DataDir, "scratch", "r", "note.md"), "draft")})
 
@@ -58,6 +58,9 @@ func TestReviewRecordsTellTheTruth(t *testing.T) {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%s survived session.delete", dir)
 		}
+	}
+	if held, err := s.store.SnapshotTotals(t.Context(), "r"); err != nil || held.Count != 0 {
+		t.Errorf("previous content survived session.delete: %+v %v", held, err)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "big.txt")); err != nil {
 		t.Error("session.delete touched the workspace")
@@ -115,17 +118,17 @@ func TestRollbackRefusesADamagedSnapshot(t *testing.T) {
 	s := newTestServer(t, &fakeClient{})
 	ws := newSession(t, s, "k", "agent", "auto")
 	target := filepath.Join(ws, "a.txt")
-	old := strings.Repeat("old line\n", 2000)
+	old := strings.Repeat("old line\n", 8000) // past store.SmallSnapshot: a file of its own
 	os.WriteFile(target, []byte(old), 0o644)
 	r := run(t, s, ExecuteParams{SessionID: "k", ToolCallID: "w", ToolName: "Write", Args: writeJSON("a.txt", "new\n")})
 	if !r.OK || r.Review == nil {
 		t.Fatalf("Write: %+v", r)
 	}
-	entries, _ := os.ReadDir(s.snapshotDir("k"))
-	if len(entries) != 1 {
-		t.Fatalf("snapshot files: %v", entries)
+	files, _ := filepath.Glob(filepath.Join(s.cfg.DataDir, "snapshot-blobs", "*", "*"))
+	if len(files) != 1 {
+		t.Fatalf("snapshot files: %v", files)
 	}
-	os.Truncate(filepath.Join(s.snapshotDir("k"), entries[0].Name()), 100)
+	os.Truncate(files[0], 100)
 	raw, _ := json.Marshal(map[string]string{"sessionId": "k", "snapshotId": r.Review.SnapshotID})
 	if _, err := s.reviewRollback(t.Context(), raw); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("rollback of a damaged snapshot: %v", err)

@@ -289,86 +289,49 @@ func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, e
 
 var errSessionDeleted = errors.New("session deleted")
 
-// SweepOrphans removes scratch and snapshot directories of sessions that no
-// longer exist, scratch directories untouched for over 7 days, and
-// previous-content files no snapshot row names (hostcore killed between
-// saving the file and its row).
+// SweepOrphans removes the scratch directories of sessions that no longer
+// exist or untouched for over 7 days, and what the snapshot store holds
+// for no snapshot (Store.SweepSnapshots). It walks the data dir, so it runs
+// in the background once hostcore serves: sessions may be created and
+// deleted meanwhile, and each directory is judged against the database as
+// it is reached.
 //
-// A database that was just created (Store.Fresh) next to scratch or
-// snapshot directories says nothing about them: the database file may
-// have been emptied or removed, and its sessions' files are all the user
-// has left. They are kept, with a warning, rather than swept as orphans.
+// A database that was just created (Store.Fresh) next to scratch
+// directories says nothing about them: the database file may have been
+// emptied or removed, and its sessions' files are all the user has left.
+// They are kept, with a warning, rather than swept as orphans.
 func (s *Server) SweepOrphans(ctx context.Context) error {
 	rows, err := s.store.ListSessions(ctx)
 	if err != nil {
 		return err
 	}
+	var removed []string
 	if s.store.Fresh && len(rows) == 0 {
-		var kept []string
-		for _, d := range []string{"scratch", "snapshots"} {
-			if entries, _ := os.ReadDir(filepath.Join(s.cfg.DataDir, d)); len(entries) > 0 {
-				kept = append(kept, fmt.Sprintf("%s/ (%d entries)", d, len(entries)))
-			}
+		if entries, _ := os.ReadDir(filepath.Join(s.cfg.DataDir, "scratch")); len(entries) > 0 {
+			s.log.Warn("the database is new, but the data dir holds files of earlier sessions: kept, not swept (remove them by hand if they are not wanted)", "kept", fmt.Sprintf("scratch/ (%d entries)", len(entries)))
 		}
-		if len(kept) > 0 {
-			s.log.Warn("the database is new, but the data dir holds files of earlier sessions: kept, not swept (remove them by hand if they are not wanted)", "kept", kept)
+	} else {
+		// A storage error counts as "exists": a directory is removed only
+		// when the database says its session is gone.
+		exists := func(id string) bool {
+			_, err := s.store.GetSession(ctx, id)
+			return !errors.Is(err, store.ErrNotFound)
 		}
-		return nil
+		if removed, err = scratch.Sweep(filepath.Join(s.cfg.DataDir, "scratch"), exists, scratch.MaxAge, time.Now()); err != nil {
+			return err
+		}
 	}
-	live := map[string]bool{}
-	for _, r := range rows {
-		live[r.ID] = true
-	}
-	exists := func(id string) bool { return live[id] }
-	now := time.Now()
-	removed, err := scratch.Sweep(filepath.Join(s.cfg.DataDir, "scratch"), exists, scratch.MaxAge, now)
+	rep, err := s.store.SweepSnapshots(ctx)
 	if err != nil {
 		return err
 	}
-	snaps, err := scratch.Sweep(filepath.Join(s.cfg.DataDir, "snapshots"), exists, 0, now)
-	if err != nil {
-		return err
+	if len(rep.Kept) > 0 {
+		s.log.Warn("the database is new, but the data dir holds snapshots of earlier sessions: kept, not swept (remove them by hand if they are not wanted)", "kept", rep.Kept)
 	}
-	stray, err := s.sweepSnapshotFiles(ctx)
-	if err != nil {
-		return err
-	}
-	if len(removed)+len(snaps)+stray > 0 {
-		s.log.Info("start-up sweep", "scratch", removed, "snapshots", snaps, "strayPreviousContentFiles", stray)
+	if len(removed)+rep.SessionDirs+rep.StrayFiles+rep.StrayBlobs > 0 {
+		s.log.Info("background sweep", "scratch", removed, "snapshotDirs", rep.SessionDirs, "strayPreviousContentFiles", rep.StrayFiles, "strayBlobs", rep.StrayBlobs)
 	}
 	return nil
-}
-
-// sweepSnapshotFiles removes the files in snapshots/<session>/ that no
-// snapshot row names. It runs at start-up, before any call could be
-// saving one.
-func (s *Server) sweepSnapshotFiles(ctx context.Context) (int, error) {
-	stored, err := s.store.SnapshotFiles(ctx)
-	if err != nil {
-		return 0, err
-	}
-	// By name: a data dir moved elsewhere keeps its rows' old paths, and
-	// its files must not all read as strays.
-	known := map[string]bool{}
-	for p := range stored {
-		known[filepath.Base(p)] = true
-	}
-	root := filepath.Join(s.cfg.DataDir, "snapshots")
-	dirs, _ := os.ReadDir(root)
-	n := 0
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
-		files, _ := os.ReadDir(filepath.Join(root, d.Name()))
-		for _, f := range files {
-			p := filepath.Join(root, d.Name(), f.Name())
-			if f.Type().IsRegular() && !known[f.Name()] && os.Remove(p) == nil {
-				n++
-			}
-		}
-	}
-	return n, nil
 }
 
 func (s *Server) snapshotDir(sessionID string) string {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,6 +28,7 @@ func TestStartupSweep(t *testing.T) {
 	old := time.Now().Add(-8 * 24 * time.Hour)
 	os.Chtimes(filepath.Join(staleScratch, "f"), old, old) // nothing in it touched either
 	os.Chtimes(staleScratch, old, old)
+	os.Chtimes(ghostSnaps, old, old) // the store judges nothing made since it opened
 
 	if err := s.SweepOrphans(t.Context()); err != nil {
 		t.Fatal(err)
@@ -66,15 +68,22 @@ func TestSweepRemovesStraySnapshotFiles(t *testing.T) {
 		t.Fatalf("no review: %+v", r)
 	}
 	dir := s.snapshotDir("s1")
+	os.MkdirAll(dir, 0o700)
 	stray := filepath.Join(dir, "snap_killed.before")
 	os.WriteFile(stray, []byte("x"), 0o600)
+	old := time.Now().Add(-time.Hour) // the store judges nothing made since it opened
+	os.Chtimes(stray, old, old)
 	if err := s.SweepOrphans(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stray); err == nil {
 		t.Error("the stray file is still there")
 	}
-	if _, err := os.Stat(filepath.Join(dir, r.Review.SnapshotID+".before")); err != nil {
-		t.Errorf("the snapshot's own file went: %v", err)
+	raw, _ := json.Marshal(map[string]string{"sessionId": "s1", "snapshotId": r.Review.SnapshotID})
+	if _, err := s.reviewRollback(t.Context(), raw); err != nil {
+		t.Errorf("the snapshot's own content went: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "f.txt")); string(got) != "before\n" {
+		t.Errorf("after the rollback f.txt holds %q", got)
 	}
 }
