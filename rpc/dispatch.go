@@ -170,7 +170,7 @@ func (d *dispatcher) process(r queued) {
 		result, err := safeRun(d.ctx, run)
 		// What a result leaves for after its answer runs whatever becomes
 		// of the answer: a notification gets none, an error or a broken
-		// pipe none that arrives (a quick Read's file is closed there).
+		// pipe none that arrives.
 		if a, ok := result.(AfterReplier); ok {
 			defer a.AfterReply()
 		}

@@ -39,10 +39,9 @@ type Method struct {
 	// configuring method), so it may take the request's place in an
 	// order; it must not block. It returns the run that answers the
 	// request (nil: Run with the params; nil and no Run: method not
-	// found) and quick: answer it at once on the read goroutine, because
-	// the connection is quiet (Server.Quiet) and the answer is short and
-	// fits (Server.Room). A method that never answers quickly returns
-	// false.
+	// found) and quick: answer it at once on the read goroutine (an
+	// answer that costs nothing to make, such as the refusal of params
+	// that are not an object).
 	Prepare func(params json.RawMessage) (run Run, quick bool)
 	// WhileStopping: the method still runs once the server is stopping
 	// (its context cancelled: shutdown, a signal, the client gone), as a

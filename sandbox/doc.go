@@ -42,16 +42,4 @@
 // link to an outside file keeps its content. A directory fsync that fails
 // after the rename is reported as a warning, not a failure: the change
 // stands and can still be rolled back.
-//
-// # Quick opens
-//
-// A small Read on an otherwise quiet connection may run on the read
-// goroutine itself (QuickOpen, Linux): the file is opened with openat2
-// beneath the workspace with RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS,
-// RESOLVE_NO_MAGICLINKS and RESOLVE_NO_XDEV, so what the kernel opens is
-// exactly the lexical path inside the workspace, with no link, ".." or
-// mount point on the way, and no outside-path card can follow. Only
-// regular files of at most 1 MiB on local file systems qualify; anything
-// else takes the ordinary path. The workspace directory is held open for
-// at most a second, so its file system can still be unmounted.
 package sandbox

@@ -165,21 +165,9 @@ func OpenRegular(res Resolved) (*File, fs.FileInfo, error) {
 	return &File{f: f, pollable: pollable, opened: time.Now()}, ofi, nil
 }
 
-// File is a regular file opened by OpenRegular (or QuickOpen) for
-// reading.
+// File is a regular file opened by OpenRegular for reading.
 type File struct {
-	f  *os.File
-	fd int // QuickOpen's file, read without an os.File; f is nil
-	// pathFd is QuickOpen's O_PATH descriptor of the same file, closed
-	// with it (after the answer is written, not before); 0 for a file
-	// OpenRegular opened, -1 once closed. (0 is never QuickOpen's: it is
-	// stdin, which hostcore keeps open.)
-	pathFd int
-	// left is what is left to read of QuickOpen's file, by the size it
-	// had when opened: once it is 0 the read says io.EOF without asking
-	// the kernel. A file that grew meanwhile is read as it was then, the
-	// way a read of a file being written shows some moment of it.
-	left     int64
+	f        *os.File
 	pollable bool
 	opened   time.Time
 }
@@ -196,33 +184,11 @@ func (f *File) Read(p []byte) (int, error) {
 		}
 		f.f.SetReadDeadline(d)
 	}
-	if f.f == nil {
-		if f.left <= 0 {
-			return 0, io.EOF
-		}
-		if int64(len(p)) > f.left {
-			p = p[:f.left]
-		}
-		n, err := readFd(f.fd, p)
-		f.left -= int64(n)
-		return n, err
-	}
 	return f.f.Read(p)
 }
 
 // Close closes the file.
 func (f *File) Close() error {
-	if f.f == nil {
-		if f.fd < 0 {
-			return nil // closed already: the number may be another file's now
-		}
-		fd, pfd := f.fd, f.pathFd
-		f.fd, f.pathFd = -1, -1
-		if pfd > 0 {
-			closeFd(pfd)
-		}
-		return closeFd(fd)
-	}
 	return f.f.Close()
 }
 

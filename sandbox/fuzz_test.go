@@ -95,7 +95,6 @@ func FuzzResolve(f *testing.F) {
 		}
 
 		res, err := fx.roots.Resolve(p)
-		checkQuick(t, fx, p, res, err)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidPath) && !errors.Is(err, ErrSymlinkLoop) && !errors.Is(err, ErrNoWorkspace) {
 				t.Fatalf("Resolve(%q): unexpected error %v", p, err)
