@@ -63,9 +63,9 @@ func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field == "" {
-			return "its result must be " + jsonKind(te.Type) + ", not " + article(te.Value)
+			return "its result must be " + JSONKind(te.Type) + ", not " + article(te.Value)
 		}
-		return fmt.Sprintf("member %q of its result must be %s, not %s", te.Field, jsonKind(te.Type), article(te.Value))
+		return fmt.Sprintf("member %q of its result must be %s, not %s", te.Field, JSONKind(te.Type), article(te.Value))
 	}
 	return "its result is not valid JSON"
 }
@@ -82,10 +82,14 @@ func article(v string) string {
 	return "a " + v
 }
 
-// jsonKind names the JSON kind a Go type is decoded from.
-func jsonKind(t reflect.Type) string {
+// JSONKind names the JSON kind a Go type is decoded from, so that an
+// error says "must be a string", never a Go type name.
+func JSONKind(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t == reflect.TypeFor[json.RawMessage]() {
+		return "a JSON value"
 	}
 	switch t.Kind() {
 	case reflect.Struct, reflect.Map:
@@ -98,6 +102,9 @@ func jsonKind(t reflect.Type) string {
 		return "a boolean"
 	case reflect.Interface:
 		return "a JSON value"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer in range"
 	}
 	return "a number"
 }
