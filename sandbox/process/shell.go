@@ -103,16 +103,24 @@ func loginShell() string {
 }
 
 func probeLoginPath(shell string, timeout time.Duration) string {
+	return ProbeLoginPath(context.Background(), shell, nil, timeout)
+}
+
+// ProbeLoginPath is probeLoginPath with its context and environment (nil:
+// hostcore's), for a caller that probes on its own schedule (the shell
+// snapshot).
+func ProbeLoginPath(ctx context.Context, shell string, env []string, timeout time.Duration) string {
 	if shell == "" {
 		return ""
 	}
-	res, err := Run(context.Background(), Spec{
+	res, err := Run(ctx, Spec{
 		Path:    shell,
 		Args:    []string{"-lic", `printf %s "$PATH"`},
+		Env:     env,
 		Timeout: timeout,
 		Grace:   500 * time.Millisecond,
 	})
-	if err != nil || res.ExitCode != 0 || res.TimedOut || res.Stdout.Truncated {
+	if err != nil || res.ExitCode != 0 || res.TimedOut || res.Aborted || res.Stdout.Truncated {
 		return ""
 	}
 	// rc files may print banners before our printf; PATH itself has no newline.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"hostcore/sandbox/process"
@@ -120,26 +119,5 @@ func isExecutable(p string) bool {
 // "" when the shell is missing, fails or exceeds timeout (its process
 // tree is then killed like any command's).
 func probeLoginPath(ctx context.Context, shell string, env []string, timeout time.Duration) string {
-	if shell == "" {
-		return ""
-	}
-	res, err := process.Run(ctx, process.Spec{
-		Path:    shell,
-		Args:    []string{"-lic", `printf %s "$PATH"`},
-		Env:     env,
-		Timeout: timeout,
-		Grace:   killGrace,
-	})
-	if err != nil || res.ExitCode != 0 || res.TimedOut || res.Aborted || res.Stdout.Truncated {
-		return ""
-	}
-	// rc files may print banners before our printf; PATH itself has no newline.
-	out := res.Stdout.Head
-	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
-		out = out[i+1:]
-	}
-	if !strings.Contains(out, "/") {
-		return ""
-	}
-	return out
+	return process.ProbeLoginPath(ctx, shell, env, timeout)
 }
