@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -23,24 +22,8 @@ import (
 func startMCPClient(t *testing.T, client *sdk.Client, args ...string) *mcpHost {
 	t.Helper()
 	cmd := exec.Command(buildBinary(t), append([]string{"mcp", "--data-dir", t.TempDir()}, args...)...)
-	stderr := &syncWriter{w: &bytes.Buffer{}}
-	cmd.Stderr = stderr
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connecting: %v\nstderr:\n%s", err, stderr.String())
-	}
-	h := &mcpHost{cs: cs, stderr: stderr}
-	t.Cleanup(func() {
-		h.close()
-		if t.Failed() {
-			t.Logf("hostcore stderr:\n%s", stderr.String())
-		}
-	})
-	return h
+	return connectMCP(t, client, cmd)
 }
 
 func fileURI(dir string) string { return (&url.URL{Scheme: "file", Path: dir}).String() }

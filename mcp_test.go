@@ -34,14 +34,18 @@ type mcpHost struct {
 // client without the elicitation capability.
 func startMCP(t *testing.T, opts *sdk.ClientOptions, args ...string) *mcpHost {
 	t.Helper()
-	bin := buildBinary(t)
-	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+	cmd := exec.Command(buildBinary(t), append([]string{"mcp"}, args...)...)
+	return connectMCP(t, sdk.NewClient(&sdk.Implementation{Name: "hostcore-test", Version: "1"}, opts), cmd)
+}
+
+// connectMCP starts cmd ("hostcore mcp ...") under client.
+func connectMCP(t *testing.T, client *sdk.Client, cmd *exec.Cmd) *mcpHost {
+	t.Helper()
 	stderr := &syncWriter{w: &bytes.Buffer{}}
 	cmd.Stderr = stderr
 	// As the other end-to-end tests do: the login-shell PATH probe must not
 	// run the developer's own rc files.
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	client := sdk.NewClient(&sdk.Implementation{Name: "hostcore-test", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
