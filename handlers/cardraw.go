@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
 
@@ -19,7 +20,8 @@ const cardRawDiffMax = 4 << 20
 
 // cardRaw is the card's raw member: what the preview shows escaped, as a
 // client renders it itself. The command is the one that runs, byte for
-// byte; the path is the canonical absolute target; the diff and the
+// byte, and note is what the preview says before it (that it runs
+// unconfined); the path is the canonical absolute target; the diff and the
 // content are real lines, redacted like the preview's body and cut like
 // it at redact.CardBodyMax with a marker line saying how much is left.
 // Nil when there is nothing to carry.
@@ -31,6 +33,9 @@ func (c *call) cardRaw() map[string]string {
 	switch a := c.typed.(type) {
 	case *tools.BashArgs:
 		raw["command"] = a.Command
+		if note := c.bashCardNote(*a); note != "" {
+			raw["note"] = strings.TrimSpace(note)
+		}
 	case *tools.EditArgs:
 		if len(a.OldString)+len(a.NewString) <= cardRawDiffMax {
 			raw["diff"] = cardRawText(udiff.Unified(c.target.Abs, c.target.Abs, a.OldString, a.NewString))

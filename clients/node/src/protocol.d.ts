@@ -848,6 +848,10 @@ export interface PermissionRequestParams {
      */
     command?: string;
     /**
+     * Bash: what preview says before the command, such as that it runs outside the sandbox.
+     */
+    note?: string;
+    /**
      * The target path: absolute, canonical, unescaped.
      */
     path?: string;
