@@ -23,6 +23,9 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		"options":    []string{perms.AllowOnce, perms.AllowSession, perms.DenyAnswer},
 		"timeoutMs":  s.cfg.PermissionTimeout.Milliseconds(),
 	}
+	if raw := c.cardRaw(); raw != nil {
+		card["raw"] = raw
+	}
 	if c.hasTarget {
 		// The file, as it is named: a name shaped like a token is a
 		// name (see cardPreview).

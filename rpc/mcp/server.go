@@ -173,14 +173,15 @@ type callState struct {
 }
 
 type cardInfo struct {
-	ToolCallID string `json:"toolCallId"`
-	ToolName   string `json:"toolName"`
-	Risk       string `json:"risk"`
-	Reason     string `json:"reason"`
-	Path       string `json:"path"`
-	Preview    string `json:"preview"`
-	Delegate   string `json:"delegate"`
-	TimeoutMs  int64  `json:"timeoutMs"`
+	ToolCallID string  `json:"toolCallId"`
+	ToolName   string  `json:"toolName"`
+	Risk       string  `json:"risk"`
+	Reason     string  `json:"reason"`
+	Path       string  `json:"path"`
+	Preview    string  `json:"preview"`
+	Raw        cardRaw `json:"raw"`
+	Delegate   string  `json:"delegate"`
+	TimeoutMs  int64   `json:"timeoutMs"`
 }
 
 // legacyVersions are the protocol versions served. hostcore's card is a
@@ -622,8 +623,8 @@ func (f *Frontend) elicit(ctx context.Context, ss *sdk.ServerSession, c *cardInf
 	if c.Delegate != "" {
 		msg += " Requested by subagent " + c.Delegate + "."
 	}
-	if c.Preview != "" {
-		msg += "\n\n" + c.Preview
+	if body := c.body(); body != "" {
+		msg += "\n\n" + body
 	}
 	if c.TimeoutMs > 0 {
 		msg += fmt.Sprintf("\n\nWithout an answer within %s the call is denied.", time.Duration(c.TimeoutMs)*time.Millisecond)

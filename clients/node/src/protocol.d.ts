@@ -840,6 +840,31 @@ export interface PermissionRequestParams {
   preview: string;
   delegate?: string;
   /**
+   * What preview shows escaped, unescaped for a client that renders it itself. Absent when the tool has none of these.
+   */
+  raw?: {
+    /**
+     * Bash: the command exactly as it runs, unescaped and unredacted.
+     */
+    command?: string;
+    /**
+     * Bash: what preview says before the command, such as that it runs outside the sandbox.
+     */
+    note?: string;
+    /**
+     * The target path: absolute, canonical, unescaped.
+     */
+    path?: string;
+    /**
+     * Edit and Write: the change as a unified diff with real newlines, secrets hidden as in preview, cut after 64 KiB at a line that says how many bytes are not shown. An Edit's diff numbers the lines of old_string and new_string; a Write's diffs the file as it is against the new content (absent when the file is larger than 4 MiB or unreadable).
+     */
+    diff?: string;
+    /**
+     * Write: the new content with real newlines, secrets hidden and cut as in diff.
+     */
+    content?: string;
+  };
+  /**
    * On an outside-path card: the directory (canonical, absolute) that an allow-session answer covers, with everything beneath it.
    */
   grantScope?: string;
