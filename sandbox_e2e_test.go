@@ -298,7 +298,8 @@ func TestNoLandlockSaysSo(t *testing.T) {
 }
 
 // TestSandboxAsAnOrdinaryUser runs hostcore as nobody, as a desktop user
-// runs it: the secret stays closed to the run-time spellings.
+// runs it: the secret stays closed to the run-time spellings, a write
+// outside the roots fails, and Plan made read-only writes nothing.
 func TestSandboxAsAnOrdinaryUser(t *testing.T) {
 	needLandlock(t)
 	if os.Geteuid() != 0 {
@@ -309,7 +310,9 @@ func TestSandboxAsAnOrdinaryUser(t *testing.T) {
 		t.Skip("no setpriv to drop to nobody")
 	}
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "hostcore-nobody-")
+	// Not under /tmp: the sandbox lets commands write in the temp dirs,
+	// so a workspace or an "outside" dir there would be writable.
+	dir, err := os.MkdirTemp("/var/tmp", "hostcore-nobody-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,5 +346,22 @@ func TestSandboxAsAnOrdinaryUser(t *testing.T) {
 	}
 	if r := runBashCall(c, 20, "ws", "echo x > ws.txt", nil); r["ok"] != true {
 		t.Errorf("as nobody, a workspace write failed: %v", r)
+	}
+	// Outside the roots, in a dir nobody may write without the sandbox.
+	outside := filepath.Join(dir, "outside")
+	os.MkdirAll(outside, 0o755)
+	os.Chown(outside, 65534, 65534)
+	if r := runBashCall(c, 21, "out", "echo x > "+filepath.Join(outside, "x.txt"), nil); r["ok"] != false {
+		t.Errorf("as nobody, a write outside the roots ran: %v", r)
+	}
+	// Plan made read-only refuses a workspace write.
+	c.call(22, "settings.update", map[string]any{"planBashReadOnly": true})
+	c.call(23, "session.create", map[string]any{"sessionId": "p", "workspaceRoot": ws, "mode": "plan", "permissionMode": "auto"})
+	c.send(24, "tools.execute", map[string]any{"sessionId": "p", "turnId": "turn", "toolCallId": "plan", "toolName": "Bash", "args": map[string]any{"command": "echo x > plan.txt"}})
+	if r := c.result(24); r["ok"] != false {
+		t.Errorf("as nobody, a read-only Plan session wrote the workspace: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "plan.txt")); err == nil {
+		t.Error("as nobody, plan.txt was written by a read-only Plan session")
 	}
 }
