@@ -343,6 +343,21 @@ func TestUnwritableDatabaseRefusesToStart(t *testing.T) {
 	if !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "cannot be written") || strings.Contains(string(out), `"protocolVersion"`) {
 		t.Fatalf("a read-only database: %v %s", err, out)
 	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	// A WAL and shared-memory file another user left (0600, as hostcore
+	// makes them): SQLite says only "unable to open database file".
+	for _, p := range []string{"hostcore.db-wal", "hostcore.db-shm"} {
+		os.WriteFile(filepath.Join(data, p), nil, 0o600)
+	}
+	again := exec.Command(cmd.Path, cmd.Args[1:]...)
+	again.Env, again.SysProcAttr = cmd.Env, cmd.SysProcAttr
+	again.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n")
+	out, err = again.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "cannot be written") {
+		t.Fatalf("a database whose WAL another user holds: %v %s", err, out)
+	}
 }
 
 // A second hostcore on a data dir in use waited SQLite's 10 s busy timeout

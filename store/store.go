@@ -221,18 +221,18 @@ func OpenWith(dataDir string, cfg Config) (*Store, error) {
 	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL|sqlite.OpenURI)
 	if err != nil {
 		lock.Close()
-		return nil, openError(dataDir, err)
+		return nil, openError(dataDir, path, err)
 	}
 	if err := prepareConn(conn); err != nil {
 		conn.Close()
 		lock.Close()
-		return nil, openError(dataDir, err)
+		return nil, openError(dataDir, path, err)
 	}
 	s := &Store{conn: make(chan *sqlite.Conn, 1), done: make(chan struct{}), path: path, dataDir: dataDir, cfg: cfg, openedAt: openedAt, lock: lock, settings: map[string]*string{}, sessions: map[string]Session{}}
 	s.conn <- conn
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
-		return nil, openError(dataDir, err)
+		return nil, openError(dataDir, path, err)
 	}
 	// SQLite opens a file it may not write read-only, without a word:
 	// hostcore then said it was ready and failed every call. A write that
@@ -254,7 +254,7 @@ func OpenWith(dataDir string, cfg Config) (*Store, error) {
 		})
 	}); err != nil {
 		s.Close()
-		return nil, openError(dataDir, err)
+		return nil, openError(dataDir, path, err)
 	}
 	if s.journal, err = openJournal(dataDir, uint64(applied)); err != nil {
 		s.Close()
@@ -332,11 +332,32 @@ func restrictDBFiles(path string) error {
 
 // openError says what a failure to open the database means: a locked one
 // is in use by another hostcore (each takes its database exclusively).
-func openError(dataDir string, err error) error {
+func openError(dataDir, path string, err error) error {
 	if code := sqlite.ErrCode(err); code == sqlite.ResultBusy || strings.Contains(err.Error(), "database is locked") {
 		return fmt.Errorf("the data dir %s is in use by another hostcore (its database is locked); give each hostcore its own --data-dir: %w", dataDir, err)
 	}
+	if p := notWritable(path); p != "" {
+		// SQLite says only "unable to open database file" when its WAL or
+		// shared-memory file belongs to another user.
+		return fmt.Errorf("the database %s cannot be written (%s is not writable by this user): %w", path, p, err)
+	}
 	return fmt.Errorf("opening database: %w", err)
+}
+
+// notWritable names the first of the database's files that exists as a
+// regular file this process cannot open for writing; "" for none.
+func notWritable(path string) string {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return p
+		}
+		f.Close()
+	}
+	return ""
 }
 
 // Close closes the database (SQLite checkpoints the WAL) once the
