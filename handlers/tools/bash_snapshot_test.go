@@ -19,13 +19,7 @@ import (
 // silently, whatever options the profile set (errexit, nounset,
 // noclobber with the mark already there, xtrace).
 func TestBashEnvScriptLeavesTheStartMark(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	dir := t.TempDir()
-	script := filepath.Join(dir, "env.sh")
-	os.WriteFile(script, []byte(BashEnvScript), 0o600)
+	bash, dir, script := bashEnvScriptFile(t)
 	for i, profile := range []string{"", "set -euC\n", "set -x\n"} {
 		home := filepath.Join(dir, "home", string(rune('a'+i)))
 		os.MkdirAll(home, 0o700)

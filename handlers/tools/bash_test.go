@@ -112,13 +112,7 @@ func TestBashEnv(t *testing.T) {
 // prints nothing and leaves the profile's options; a bash the command
 // starts is left alone.
 func TestBashEnvScript(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	dir := t.TempDir()
-	script := filepath.Join(dir, "env.sh")
-	os.WriteFile(script, []byte(BashEnvScript), 0o600)
+	bash, dir, script := bashEnvScriptFile(t)
 	const show = `printf '%s|%s|%s|%s|%s' "$PATH" "${BASH_ENV-unset}" "${HOSTCORE_COMMAND_PATH-unset}" "$(env | grep -c __hostcore)" "$-"; /bin/bash -c 'printf "|%s" "${PATH%%:*}"'`
 	for _, c := range []struct {
 		name, profile, commandPath string
@@ -170,4 +164,17 @@ func TestBashEnvScript(t *testing.T) {
 			t.Errorf("%s: stderr %q", c.name, stderr.String())
 		}
 	}
+}
+
+// bashEnvScriptFile writes BashEnvScript into a temporary dir and finds
+// bash to run it (the test is skipped without one).
+func bashEnvScriptFile(t *testing.T) (bash, dir, script string) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir = t.TempDir()
+	script = filepath.Join(dir, "env.sh")
+	os.WriteFile(script, []byte(BashEnvScript), 0o600)
+	return bash, dir, script
 }
