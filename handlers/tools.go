@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 
+	"hostcore/handlers/modes"
 	"hostcore/handlers/tools"
 	"hostcore/perms/redact"
 	"hostcore/sandbox/process"
@@ -23,7 +24,8 @@ func (s *Server) builtinTools() (*tools.Registry, error) {
 		tools.Read.Def(), tools.Glob.Def(), tools.Grep.Def(), tools.Write.Def(), tools.Edit.Def(), tools.Bash.Def(),
 		tools.NewContext.Def(), tools.ToolSearch.Def(), tools.Task.Def(), tools.Ask.Def(), tools.BrowserPreview.Def(),
 	}
-	return tools.NewRegistry(append(defs, s.modeTools()...)...)
+	modeTools := modes.Tools(s.store, func(tc *tools.Call) modes.Envelope { return callOf(tc) })
+	return tools.NewRegistry(append(defs, modeTools...)...)
 }
 
 // policyChecks are the envelope's own checks of a tool's call, run before

@@ -1,4 +1,4 @@
-package handlers
+package modes
 
 import (
 	"context"
@@ -7,44 +7,65 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"time"
+
 	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/sandbox"
 	"hostcore/store"
-	"io/fs"
-	"time"
 )
 
-// The mode tools: EnterPlanMode and EnterGoalMode move a session from
-// agent mode into a contract mode, SubmitPlan and SubmitGoal ask the user
-// to approve its result (approval.resolve returns it to agent mode). They
-// are the session's own state machine, so they live here beside the
-// session methods; they are typed tools of the one registry all the same.
+// Store is what the mode tools keep in the database.
+type Store interface {
+	GetSession(ctx context.Context, id string) (store.Session, error)
+	SwapMode(ctx context.Context, id, from, to string) error
+	InsertApproval(ctx context.Context, a store.Approval) error
+}
 
-// modeTools are the mode tools of design section 10.1. Their Modes are the
-// tools.list half of the design section 10 matrix; checkMode enforces the
-// same fields on every call.
-func (s *Server) modeTools() []*tools.Def {
+// Envelope is what a mode tool needs of the call that runs it, beyond
+// its tools.Call: the session's other calls in flight, and the session's
+// mode gate.
+type Envelope interface {
+	// EarlierRunning counts the session's calls in flight that were read
+	// before this one.
+	EarlierRunning() int
+	// LockModeGate takes the session's mode gate for writing, or gives up
+	// when ctx ends (ok false). The gate makes a switch into Plan or Goal
+	// and the calls those modes refuse one after the other: such a call
+	// holds it for reading from its last mode check to the end of its
+	// body.
+	LockModeGate(ctx context.Context) (unlock func(), ok bool)
+}
+
+// Tools are the mode tools of design section 10.1: EnterPlanMode and
+// EnterGoalMode move a session from agent mode into a contract mode,
+// SubmitPlan and SubmitGoal ask the user to approve its result
+// (approval.resolve returns it to agent mode). Their Modes are the
+// tools.list half of the design section 10 matrix; Check enforces the
+// same fields on every call. env gives the envelope's side of a call.
+func Tools(st Store, env func(*tools.Call) Envelope) []*tools.Def {
+	m := modeTools{st: st, env: env}
 	agentOnly := []string{perms.OpAgent}
 	enter := func(name, desc, to string) *tools.Def {
-		return tools.Tool[struct{}, modeDetails]{
+		return tools.Tool[struct{}, Details]{
 			Spec: tools.Spec{Name: name, Class: perms.ClassControl, Risk: perms.RiskLow, Description: desc,
 				Modes: agentOnly, NeedsWorkspace: true, AloneInBatch: true},
-			Precheck: func(ctx context.Context, tc *tools.Call, _ struct{}) error { return callOf(tc).enterPrecheck() },
-			Run: func(ctx context.Context, tc *tools.Call, _ struct{}) (tools.Out[modeDetails], error) {
-				return callOf(tc).enterMode(ctx, to)
+			Precheck: func(ctx context.Context, tc *tools.Call, _ struct{}) error { return m.enterPrecheck(tc) },
+			Run: func(ctx context.Context, tc *tools.Call, _ struct{}) (tools.Out[Details], error) {
+				return m.enter(ctx, tc, to)
 			},
 		}.Def()
 	}
 	submit := func(name, desc, kind string) *tools.Def {
-		return tools.Tool[submitArgs, submitDetails]{
+		return tools.Tool[SubmitArgs, SubmitDetails]{
 			Spec: tools.Spec{Name: name, Class: perms.ClassControl, Risk: perms.RiskLow, Description: desc,
 				Modes: []string{kind}, NeedsWorkspace: true, AloneInBatch: true},
-			Precheck: func(ctx context.Context, tc *tools.Call, _ submitArgs) error {
-				return callOf(tc).submitModeCheck(ctx, kind)
+			Precheck: func(ctx context.Context, tc *tools.Call, _ SubmitArgs) error {
+				return m.submitModeCheck(ctx, tc, kind)
 			},
-			Run: func(ctx context.Context, tc *tools.Call, a submitArgs) (tools.Out[submitDetails], error) {
-				return callOf(tc).submit(ctx, kind, a)
+			Run: func(ctx context.Context, tc *tools.Call, a SubmitArgs) (tools.Out[SubmitDetails], error) {
+				return m.submit(ctx, tc, kind, a)
 			},
 		}.Def()
 	}
@@ -67,19 +88,19 @@ const (
 		"Only in goal mode, and only as the sole tool call of its batch. Approval returns the session to agent mode."
 )
 
-// modeDetails are the details of EnterPlanMode and EnterGoalMode.
-type modeDetails struct {
+// Details are the details of EnterPlanMode and EnterGoalMode.
+type Details struct {
 	Mode         string `json:"mode"`
 	PreviousMode string `json:"previousMode"`
 }
 
-// submitArgs are the arguments of SubmitPlan and SubmitGoal.
-type submitArgs struct {
+// SubmitArgs are the arguments of SubmitPlan and SubmitGoal.
+type SubmitArgs struct {
 	Markdown string `json:"markdown"`
 }
 
-// submitDetails are the details of SubmitPlan and SubmitGoal.
-type submitDetails struct {
+// SubmitDetails are the details of SubmitPlan and SubmitGoal.
+type SubmitDetails struct {
 	ApprovalID   string `json:"approvalId"`
 	Kind         string `json:"kind"`
 	ArtifactPath string `json:"artifactPath"`
@@ -89,28 +110,35 @@ type submitDetails struct {
 	Warning      string `json:"warning,omitempty"`
 }
 
-// runEnterMode moves the session from agent to the given contract mode.
-// checkMode has already required agent mode and batchSize 1; here the mode
-// is changed by compare-and-set, so two racing transitions cannot both win,
-// and only when no other call of the session is in flight (the active-turn
-// boundary of design section 10.1): a Write already past the mode check
-// must not land after the session entered Plan.
-func (c *call) enterMode(ctx context.Context, to string) (tools.Out[modeDetails], error) {
-	var none tools.Out[modeDetails]
-	if n := c.othersRunning(); n > 0 {
-		return none, tools.Fail(tools.CodeNotAlone, "%s must run alone: %d other tool call(s) of this session are still running", c.tool.Name, n)
+// modeTools are the bodies of the mode tools.
+type modeTools struct {
+	st  Store
+	env func(*tools.Call) Envelope
+}
+
+// enter moves the session from agent to the given contract mode. Check
+// has already required agent mode and batchSize 1; here the mode is
+// changed by compare-and-set, so two racing transitions cannot both win,
+// and only when no other call of the session is in flight (the
+// active-turn boundary of design section 10.1): a Write already past the
+// mode check must not land after the session entered Plan.
+func (m modeTools) enter(ctx context.Context, tc *tools.Call, to string) (tools.Out[Details], error) {
+	var none tools.Out[Details]
+	if err := m.enterPrecheck(tc); err != nil {
+		return none, err
 	}
 	// Calls on later lines that Plan and Goal refuse and that are past
 	// their mode check finish first; the others are checked after.
 	// A delegate's Bash can take minutes: the wait ends with a cancel.
-	if !lockCtx(ctx, c.rt.modeGate.TryLock, c.rt.modeGate.Lock, c.rt.modeGate.Unlock) {
-		return none, tools.Fail(tools.CodeToolAborted, "%s was cancelled while later calls finished; the mode was not changed", c.tool.Name)
+	unlock, ok := m.env(tc).LockModeGate(ctx)
+	if !ok {
+		return none, tools.Fail(tools.CodeToolAborted, "%s was cancelled while later calls finished; the mode was not changed", tc.Name)
 	}
-	err := c.s.store.SwapMode(context.WithoutCancel(ctx), c.sess.ID, perms.OpAgent, to)
-	c.rt.modeGate.Unlock()
+	err := m.st.SwapMode(context.WithoutCancel(ctx), tc.SessionID, perms.OpAgent, to)
+	unlock()
 	switch {
 	case errors.Is(err, store.ErrStale):
-		return none, tools.Fail(tools.CodeWrongMode, "%s is only available in agent mode; the session is no longer in agent mode", c.tool.Name)
+		return none, tools.Fail(tools.CodeWrongMode, "%s is only available in agent mode; the session is no longer in agent mode", tc.Name)
 	case err != nil:
 		return none, tools.Fail(tools.CodeToolFailed, "cannot change the session mode: %v", err)
 	}
@@ -118,64 +146,51 @@ func (c *call) enterMode(ctx context.Context, to string) (tools.Out[modeDetails]
 	if to == perms.OpGoal {
 		submit = "SubmitGoal"
 	}
-	return tools.Out[modeDetails]{
+	return tools.Out[Details]{
 		Text: fmt.Sprintf("The session is now in %s mode. Read, Glob, Grep, BrowserPreview and Bash remain available; "+
 			"Write, Edit and plugin tools are not. When ready, call %s with the complete Markdown; the user's approval returns the session to agent mode.", to, submit),
-		Details: modeDetails{Mode: to, PreviousMode: perms.OpAgent},
+		Details: Details{Mode: to, PreviousMode: perms.OpAgent},
 	}, nil
 }
 
-// The prechecks below refuse a control call before its id is reserved, so
-// the same call can be sent again once what stopped it has changed (an ask
-// answered, a plan approved). The bodies check again where a race could
-// change the answer.
+// The prechecks below refuse a mode tool's call before its id is
+// reserved, so the same call can be sent again once what stopped it has
+// changed (an ask answered, a plan approved). The bodies check again
+// where a race could change the answer.
 
-func (c *call) enterPrecheck() error {
-	if n := c.othersRunning(); n > 0 {
-		return tools.Fail(tools.CodeNotAlone, "%s must run alone: %d other tool call(s) of this session are still running", c.tool.Name, n)
+// enterPrecheck refuses to switch while an earlier call of the session is
+// in flight. Calls on later lines are not counted: each checks the
+// session's mode again right before its body, so one that starts after
+// the switch is judged in the new mode, and "EnterPlanMode, then a Read"
+// in one write works.
+func (m modeTools) enterPrecheck(tc *tools.Call) error {
+	if n := m.env(tc).EarlierRunning(); n > 0 {
+		return tools.Fail(tools.CodeNotAlone, "%s must run alone: %d other tool call(s) of this session are still running", tc.Name, n)
 	}
 	return nil
 }
 
 // submitModeCheck reads the mode again: an approval resolved since the call
 // arrived may have ended the contract mode.
-func (c *call) submitModeCheck(ctx context.Context, kind string) error {
-	if cur, err := c.s.store.GetSession(ctx, c.sess.ID); err != nil {
+func (m modeTools) submitModeCheck(ctx context.Context, tc *tools.Call, kind string) error {
+	if cur, err := m.st.GetSession(ctx, tc.SessionID); err != nil {
 		return tools.Fail(tools.CodeToolFailed, "cannot read the session: %v", err)
 	} else if cur.Mode != kind {
-		return tools.Fail(tools.CodeWrongMode, "%s is only available in %s mode; the session is in %s mode", c.tool.Name, kind, cur.Mode)
+		return tools.Fail(tools.CodeWrongMode, "%s is only available in %s mode; the session is in %s mode", tc.Name, kind, cur.Mode)
 	}
 	return nil
-}
-
-// othersRunning counts the session's calls in flight that arrived before
-// this one. Calls on later lines are registered as soon as they are read,
-// but they are not counted: each checks the session's mode again right
-// before its body (decideAndRun), so one that starts after the switch is
-// judged in the new mode, and "EnterPlanMode, then a Read" in one write
-// works.
-func (c *call) othersRunning() int {
-	c.rt.mu.Lock()
-	defer c.rt.mu.Unlock()
-	n := 0
-	for id, r := range c.rt.running {
-		if id != c.p.ToolCallID && (c.entry == nil || r.seq < c.entry.seq) {
-			n++
-		}
-	}
-	return n
 }
 
 // submitAttempts bounds the retries when a fresh artifact name is taken.
 const submitAttempts = 8
 
-// runSubmit stores the exact Markdown bytes in a new artifact and opens one
+// submit stores the exact Markdown bytes in a new artifact and opens one
 // pending approval (design section 10.1). The artifact is created with
 // O_EXCL through the workspace's os.Root, so it never overwrites anything
 // and cannot be redirected out of the workspace by a planted symlink.
-func (c *call) submit(ctx context.Context, kind string, a submitArgs) (tools.Out[submitDetails], error) {
-	var none tools.Out[submitDetails]
-	if err := c.submitModeCheck(ctx, kind); err != nil {
+func (m modeTools) submit(ctx context.Context, tc *tools.Call, kind string, a SubmitArgs) (tools.Out[SubmitDetails], error) {
+	var none tools.Out[SubmitDetails]
+	if err := m.submitModeCheck(ctx, tc, kind); err != nil {
 		return none, err
 	}
 	data := []byte(a.Markdown)
@@ -184,7 +199,7 @@ func (c *call) submit(ctx context.Context, kind string, a submitArgs) (tools.Out
 	for attempt := 0; ; attempt++ {
 		rel := ".pi/" + kind + "/" + artifactName(time.Now())
 		var err error
-		res, err = sandbox.Roots{Workspace: c.sess.WorkspaceRoot}.Resolve(rel)
+		res, err = sandbox.Roots{Workspace: tc.Workspace}.Resolve(rel)
 		if err != nil {
 			return none, tools.Fail(tools.CodeToolFailed, "cannot resolve %s: %v", rel, err)
 		}
@@ -207,23 +222,23 @@ func (c *call) submit(ctx context.Context, kind string, a submitArgs) (tools.Out
 	// unique within a session, so the id is derived from both: unique,
 	// and reproducible for the client that made the call.
 	ap := store.Approval{
-		ID: c.sess.ID + ":" + c.p.ToolCallID, SessionID: c.sess.ID, Kind: kind,
+		ID: tc.SessionID + ":" + tc.ToolCallID, SessionID: tc.SessionID, Kind: kind,
 		ArtifactPath: res.Display, State: "pending", CreatedAt: store.Now(),
 	}
-	if err := c.s.store.InsertApproval(context.WithoutCancel(ctx), ap); err != nil {
+	if err := m.st.InsertApproval(context.WithoutCancel(ctx), ap); err != nil {
 		sandbox.Remove(res)
 		return none, tools.Fail(tools.CodeToolFailed, "cannot record the approval request: %v", err)
 	}
-	c.s.client.Notify(context.WithoutCancel(ctx), "approval.requested", map[string]string{
-		"sessionId": c.sess.ID, "approvalId": ap.ID, "kind": kind, "artifactPath": ap.ArtifactPath,
+	tc.Host.Notify(context.WithoutCancel(ctx), "approval.requested", map[string]string{
+		"sessionId": tc.SessionID, "approvalId": ap.ID, "kind": kind, "artifactPath": ap.ArtifactPath,
 	})
 	sum := sha256.Sum256(data)
 	// The result names the artifact as a file tool's names its path.
-	c.tc.Target, c.tc.HasTarget = res, true
-	return tools.Out[submitDetails]{
+	tc.Target, tc.HasTarget = res, true
+	return tools.Out[SubmitDetails]{
 		Text: fmt.Sprintf("Saved the %s to %s (%d bytes) and asked the user to approve it. "+
 			"Stop here and wait for the user's decision; approval returns the session to agent mode.", kind, res.Display, len(data)) + tools.NotDurable(warning),
-		Details: submitDetails{ApprovalID: ap.ID, Kind: kind, ArtifactPath: res.Display, AbsPath: res.Abs,
+		Details: SubmitDetails{ApprovalID: ap.ID, Kind: kind, ArtifactPath: res.Display, AbsPath: res.Abs,
 			Bytes: len(data), Sha256: hex.EncodeToString(sum[:]), Warning: warning},
 	}, nil
 }
