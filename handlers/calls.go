@@ -1,13 +1,12 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime/debug"
 	"time"
 
+	"hostcore/handlers/auditquery"
 	"hostcore/store"
 )
 
@@ -42,20 +41,14 @@ func (s *Server) toolsCancel(ctx context.Context, raw json.RawMessage) (any, err
 	if p.SessionID == "" || p.ToolCallID == "" {
 		return nil, invalidParams("invalid params: sessionId and toolCallId are required")
 	}
-	if _, err := s.loadSession(ctx, p.SessionID); err != nil {
+	stopped, err := s.stopCalls(ctx, p.SessionID, errCallCancelled, func(id string, _ *running) bool { return id == p.ToolCallID })
+	if err != nil {
 		return nil, err
 	}
-	rt := s.runtime(p.SessionID)
-	rt.mu.Lock()
-	r := rt.running[p.ToolCallID]
-	if r != nil {
-		r.stop(errCallCancelled)
-	}
-	rt.mu.Unlock()
-	if r == nil {
+	if len(stopped) == 0 {
 		return map[string]bool{"cancelled": false}, nil
 	}
-	n, ended := waitStopped(ctx, []*running{r})
+	n, ended := waitStopped(ctx, stopped)
 	return map[string]bool{"cancelled": n == 1, "ended": ended}, nil
 }
 
@@ -72,21 +65,30 @@ func (s *Server) turnCancel(ctx context.Context, raw json.RawMessage) (any, erro
 	if p.SessionID == "" || p.TurnID == "" {
 		return nil, invalidParams("invalid params: sessionId and turnId are required")
 	}
-	if _, err := s.loadSession(ctx, p.SessionID); err != nil {
+	stopped, err := s.stopCalls(ctx, p.SessionID, errTurnCancelled, func(_ string, r *running) bool { return r.turnID == p.TurnID })
+	if err != nil {
 		return nil, err
 	}
-	rt := s.runtime(p.SessionID)
+	n, ended := waitStopped(ctx, stopped)
+	return map[string]any{"cancelled": n, "ended": ended}, nil
+}
+
+// stopCalls stops the calls of an existing session that match, with cause.
+func (s *Server) stopCalls(ctx context.Context, sessionID string, cause error, match func(id string, r *running) bool) ([]*running, error) {
+	if _, err := s.loadSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rt := s.runtime(sessionID)
 	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	var stopped []*running
-	for _, r := range rt.running {
-		if r.turnID == p.TurnID {
-			r.stop(errTurnCancelled)
+	for id, r := range rt.running {
+		if match(id, r) {
+			r.stop(cause)
 			stopped = append(stopped, r)
 		}
 	}
-	rt.mu.Unlock()
-	n, ended := waitStopped(ctx, stopped)
-	return map[string]any{"cancelled": n, "ended": ended}, nil
+	return stopped, nil
 }
 
 // waitStopped waits (at most cancelWait) for stopped calls to end and
@@ -118,22 +120,6 @@ func waitStopped(ctx context.Context, calls []*running) (n int, ended bool) {
 	return n, ended
 }
 
-// auditRow is the wire form of an audit row: externalPath, errorCode and
-// delegate are null when empty.
-type auditRow struct {
-	store.AuditRow
-	ExternalPath *string `json:"externalPath"`
-	ErrorCode    *string `json:"errorCode"`
-	Delegate     *string `json:"delegate"`
-}
-
-func strOrNil(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func (s *Server) auditQuery(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		SessionID  string `json:"sessionId"`
@@ -143,48 +129,11 @@ func (s *Server) auditQuery(ctx context.Context, raw json.RawMessage) (any, erro
 	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
-	// Each row is encoded as SQLite reads it, into the one array the
-	// answer carries: up to store.MaxAuditRows rows are held once, as
-	// JSON, not as rows, wire rows and their encoding at the same time.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	buf.WriteByte('[')
-	err := s.store.EachAudit(ctx, store.AuditFilter{SessionID: p.SessionID, ToolCallID: p.ToolCallID, Limit: p.Limit}, func(r store.AuditRow) error {
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		if err := enc.Encode(auditRow{AuditRow: r, ExternalPath: strOrNil(r.ExternalPath), ErrorCode: strOrNil(r.ErrorCode), Delegate: strOrNil(r.Delegate)}); err != nil {
-			return err
-		}
-		buf.Truncate(buf.Len() - 1) // Encode's '\n'
-		return nil
-	})
+	ans, err := auditquery.Query(ctx, s.store, store.AuditFilter{SessionID: p.SessionID, ToolCallID: p.ToolCallID, Limit: p.Limit})
 	if err != nil {
 		return nil, storageError("reading audit", err)
 	}
-	buf.WriteByte(']')
-	return &auditAnswer{Rows: buf.Bytes()}, nil
-}
-
-// auditAnswer is audit.query's result.
-type auditAnswer struct {
-	Rows json.RawMessage `json:"rows"`
-}
-
-// auditFreeAfter is the answer size past which audit.query hands memory
-// back to the system once the answer is written.
-const auditFreeAfter = 1 << 20
-
-// AfterReply gives back the memory of a large answer once it is written:
-// the rows, their encoding and the line are garbage by then, but the Go
-// runtime would keep their pages for minutes, and a long session would
-// carry a query's peak for good. A collection of a heap this size costs
-// a few milliseconds, paid after the answer, only for large ones.
-func (a *auditAnswer) AfterReply() {
-	if len(a.Rows) > auditFreeAfter {
-		a.Rows = nil
-		debug.FreeOSMemory()
-	}
+	return ans, nil
 }
 
 func (s *Server) toolsList(ctx context.Context, raw json.RawMessage) (any, error) {

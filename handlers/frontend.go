@@ -2,14 +2,11 @@ package handlers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 
+	"hostcore/handlers/frontend"
 	"hostcore/perms"
-	"hostcore/store"
 )
 
 // This file is the door for frontends: transports other than hostcore's own
@@ -19,29 +16,17 @@ import (
 // timeouts, review snapshots and the audit cannot differ between them.
 
 // FrontendTool is one tool as a frontend lists it.
-type FrontendTool struct {
-	Name        string
-	Description string
-	InputSchema json.RawMessage
-	// ReadOnly tools only read (Read, Glob, Grep); Destructive ones may
-	// change or delete what is there (Write, Edit, Bash).
-	ReadOnly    bool
-	Destructive bool
-}
+type FrontendTool = frontend.Tool
 
-// FrontendSessionID is the session a frontend serves for a workspace: the
-// same canonical workspace always gives the same id, so restarting the
-// frontend on the same data dir continues the session (its audit, its
-// call ids) instead of piling up new ones.
-func FrontendSessionID(frontend, canonicalWorkspace string) string {
-	sum := sha256.Sum256([]byte(canonicalWorkspace))
-	return frontend + "-" + hex.EncodeToString(sum[:8])
+// FrontendSessionID is the session a frontend serves for a workspace
+// (frontend.SessionID).
+func FrontendSessionID(name, canonicalWorkspace string) string {
+	return frontend.SessionID(name, canonicalWorkspace)
 }
 
 // EnsureSession creates, or reuses, the agent-mode session of a frontend
-// bound to workspace, and stores permissionMode on it: the mode a frontend
-// was started with is the one that applies, whatever an earlier run used.
-func (s *Server) EnsureSession(ctx context.Context, frontend, workspace, permissionMode string) (string, error) {
+// bound to workspace, with permissionMode (frontend.EnsureSession).
+func (s *Server) EnsureSession(ctx context.Context, name, workspace, permissionMode string) (string, error) {
 	if !perms.ValidMode(permissionMode) {
 		return "", fmt.Errorf("permission mode %q: want ask, accept-edits, auto or inherit", permissionMode)
 	}
@@ -49,44 +34,11 @@ func (s *Server) EnsureSession(ctx context.Context, frontend, workspace, permiss
 	if err != nil {
 		return "", fmt.Errorf("workspace %q: must be an existing directory", workspace)
 	}
-	id := FrontendSessionID(frontend, root)
-	for range 2 {
-		row, err := s.store.GetSession(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			row = store.Session{ID: id, WorkspaceRoot: root, PermissionMode: permissionMode, Mode: perms.OpAgent, Subagents: "[]", CreatedAt: store.Now()}
-			err = s.store.CreateSession(ctx, row)
-			if errors.Is(err, store.ErrExists) {
-				continue // another frontend process created it first
-			}
-			if err != nil {
-				return "", fmt.Errorf("creating session: %w", err)
-			}
-			return id, nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("looking up session: %w", err)
-		}
-		if row.WorkspaceRoot != root {
-			return "", fmt.Errorf("session %s is bound to %s, not %s", id, row.WorkspaceRoot, root)
-		}
-		if row.PermissionMode != permissionMode {
-			row.PermissionMode = permissionMode
-			if err := s.store.UpdateSession(ctx, row); err != nil {
-				return "", fmt.Errorf("updating session: %w", err)
-			}
-		}
-		return id, nil
-	}
-	return "", fmt.Errorf("session %s: created and missing at once", id)
+	return frontend.EnsureSession(ctx, s.store, name, root, permissionMode)
 }
 
 // FrontendTools lists the session's tools a frontend serves: what the
-// session's mode shows, less the tools that only make sense to hostcore's
-// own agent runtime. Control tools (mode and submit tools, whose approval
-// needs approval.resolve; new_context; ToolSearch, as every tool is listed
-// at once; Task; asktool) and BrowserPreview (it opens a panel of the
-// native client) are left out; so are plugin tools, which only a native
-// client can register.
+// session's mode shows, less those frontend.Serves leaves out.
 func (s *Server) FrontendTools(ctx context.Context, sessionID string) ([]FrontendTool, error) {
 	sess, err := s.loadSession(ctx, sessionID)
 	if err != nil {
@@ -95,16 +47,10 @@ func (s *Server) FrontendTools(ctx context.Context, sessionID string) ([]Fronten
 	infos, _ := s.visibleTools(sess, "")
 	var out []FrontendTool
 	for _, info := range infos {
-		t := s.tools.Get(info.Name)
-		if t == nil || t.Name == "BrowserPreview" {
-			continue
-		}
-		switch t.Class {
-		case perms.ClassRead, perms.ClassEdit, perms.ClassExec:
-			out = append(out, FrontendTool{
-				Name: t.Name, Description: t.Description, InputSchema: t.SchemaJSON,
-				ReadOnly: t.Class == perms.ClassRead, Destructive: t.Class != perms.ClassRead,
-			})
+		if t := s.tools.Get(info.Name); t != nil {
+			if ft, ok := frontend.Serves(t); ok {
+				out = append(out, ft)
+			}
 		}
 	}
 	return out, nil
@@ -176,21 +122,11 @@ func (s *Server) AbortArrival(a *Arrival) {
 	s.ExecuteArrival(ctx, a, args)
 }
 
-// ModeWithoutCard names the least permissive permission mode under which a
-// call that needed a card (reason "tool" or "outside-path") runs without
-// one, or "" when none does. A frontend that cannot show cards says it in
-// its fail-closed message.
+// ModeWithoutCard names the least permissive permission mode under which
+// a call that needed a card runs without one (frontend.ModeWithoutCard).
 func (s *Server) ModeWithoutCard(toolName, reason string) string {
-	t := s.tools.Get(toolName)
-	if t == nil {
-		return ""
-	}
-	for _, m := range []string{perms.ModeAcceptEdits, perms.ModeAuto} {
-		v := perms.Decide(perms.Request{Tool: t.Name, Class: t.Class, Risk: t.Risk, OpMode: perms.OpAgent, PermMode: m,
-			Outside: reason == perms.ReasonOutsidePath})
-		if v.Outcome == perms.Allow {
-			return m
-		}
+	if t := s.tools.Get(toolName); t != nil {
+		return frontend.ModeWithoutCard(t, reason)
 	}
 	return ""
 }

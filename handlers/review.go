@@ -61,8 +61,8 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 	// A rollback is a mutation: it waits its turn behind the session's
 	// in-flight Write/Edit calls.
 	rt := s.runtime(p.SessionID)
-	t := rt.mut.take()
-	defer rt.mut.release(t)
+	t := rt.mut.Take()
+	defer rt.mut.Release(t)
 	if err := rt.mut.wait(ctx, t); err != nil {
 		return nil, appError(tools.CodeToolAborted, "rollback cancelled")
 	}

@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"sync"
+
+	"hostcore/handlers/order"
 )
 
 // runtime is the in-memory state of one session.
@@ -98,7 +100,6 @@ func (s *Server) runtimeLocked(id string) *runtime {
 	rt := s.sessions[id]
 	if rt == nil {
 		rt = &runtime{running: map[string]*running{}, failures: map[string]map[string]int{}}
-		rt.mut.init()
 		s.sessions[id] = rt
 	}
 	return rt
@@ -114,7 +115,7 @@ func (s *Server) forgetIdle(id string, rt *runtime) {
 		return
 	}
 	rt.mu.Lock()
-	idle := len(rt.running) == 0 && len(rt.failures) == 0 && len(rt.shells.byTurn) == 0 && !rt.deleted && rt.mut.idle()
+	idle := len(rt.running) == 0 && len(rt.failures) == 0 && len(rt.shells.byTurn) == 0 && !rt.deleted && rt.mut.Idle()
 	rt.mu.Unlock()
 	if idle {
 		delete(s.sessions, id)
@@ -136,93 +137,11 @@ func (s *Server) dropRuntime(id string) *runtime {
 	return rt
 }
 
-// ticketQueue hands out arrival-order tickets and lets holders run one at a
-// time in ticket order. A ticket released before its turn is skipped.
-type ticketQueue struct {
-	mu       sync.Mutex
-	cond     *sync.Cond
-	next     uint64
-	serving  uint64
-	released map[uint64]bool
-}
+// ticketQueue is the session's mutation order (order.Queue); wait is
+// its Wait as the envelope calls it.
+type ticketQueue struct{ order.Queue }
 
-func (q *ticketQueue) init() {
-	q.cond = sync.NewCond(&q.mu)
-	q.released = map[uint64]bool{}
-}
+func (q *ticketQueue) wait(ctx context.Context, t uint64) error { return q.Wait(ctx, t) }
 
-// idle says no ticket is out.
-func (q *ticketQueue) idle() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.next == q.serving
-}
-
-func (q *ticketQueue) take() uint64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	t := q.next
-	q.next++
-	return t
-}
-
-// wait blocks until t is served or ctx ends.
-func (q *ticketQueue) wait(ctx context.Context, t uint64) error {
-	stop := context.AfterFunc(ctx, func() {
-		q.mu.Lock()
-		q.cond.Broadcast()
-		q.mu.Unlock()
-	})
-	defer stop()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.serving != t {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		q.cond.Wait()
-	}
-	return nil
-}
-
-// release ends ticket t, whether or not it ran.
-func (q *ticketQueue) release(t uint64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.released[t] = true
-	for q.released[q.serving] {
-		delete(q.released, q.serving)
-		q.serving++
-	}
-	q.cond.Broadcast()
-}
-
-// lockPath serialises mutations of one file across sessions, so two
-// sessions editing the same file cannot lose an update.
-func (s *Server) lockPath(abs string) (unlock func()) {
-	s.mu.Lock()
-	if s.pathLocks == nil {
-		s.pathLocks = map[string]*pathLock{}
-	}
-	l := s.pathLocks[abs]
-	if l == nil {
-		l = &pathLock{}
-		s.pathLocks[abs] = l
-	}
-	l.refs++
-	s.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		s.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(s.pathLocks, abs)
-		}
-		s.mu.Unlock()
-	}
-}
-
-type pathLock struct {
-	mu   sync.Mutex
-	refs int
-}
+// lockPath serialises mutations of one file across sessions (order.PathLocks).
+func (s *Server) lockPath(abs string) (unlock func()) { return s.pathLocks.Lock(abs) }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"hostcore/handlers/order"
 	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/rpc"
@@ -83,7 +84,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	sessions  map[string]*runtime // in-memory state per session id
-	pathLocks map[string]*pathLock
+	pathLocks order.PathLocks
 	lookups   lookups // the session lookups of calls already read (ticket.go)
 }
 

@@ -63,7 +63,7 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 	tk.rt = s.runtimeLocked(p.SessionID)
 	tk.entry, tk.dup = tk.rt.register(p.ToolCallID, p.TurnID)
 	if t := tk.tool; t != nil && t.Mutation {
-		tk.mutation, tk.n = true, tk.rt.mut.take()
+		tk.mutation, tk.n = true, tk.rt.mut.Take()
 	}
 	s.mu.Unlock()
 	s.lookups.add(tk)
@@ -100,7 +100,7 @@ func (s *Server) releaseTicket(t *ticket) {
 		return
 	}
 	if t.mutation {
-		t.rt.mut.release(t.n)
+		t.rt.mut.Release(t.n)
 	}
 	if t.entry != nil {
 		t.rt.unregister(t.id, t.entry)
