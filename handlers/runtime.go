@@ -4,21 +4,19 @@ import (
 	"context"
 	"sync"
 
+	"hostcore/handlers/failcount"
 	"hostcore/handlers/order"
 )
 
 // runtime is the in-memory state of one session.
 type runtime struct {
-	mu      sync.Mutex
-	running map[string]*running // by toolCallId
-	seq     uint64              // the last running.seq given out
-	mut     ticketQueue
-	// failures counts failed mutations per prompt (design section 4d),
-	// keyed kind + "\x00" + path within each (countFailure).
-	failures    map[string]map[string]int // by promptId, then kind and key
-	failPrompts []string                  // the prompts in failures, oldest first
-	deleted     bool
-	shells      shellPins // the shell each recent turn pinned (bash.go)
+	mu       sync.Mutex
+	running  map[string]*running // by toolCallId
+	seq      uint64              // the last running.seq given out
+	mut      ticketQueue
+	failures failcount.Counts // failed mutations per prompt (design section 4d)
+	deleted  bool
+	shells   shellPins // the shell each recent turn pinned (bash.go)
 	// modeGate makes a switch into Plan or Goal and the calls those modes
 	// refuse one after the other: such a call holds it for reading from
 	// its last mode check to the end of its body, and the switch holds it
@@ -99,7 +97,7 @@ func (s *Server) runtime(id string) *runtime {
 func (s *Server) runtimeLocked(id string) *runtime {
 	rt := s.sessions[id]
 	if rt == nil {
-		rt = &runtime{running: map[string]*running{}, failures: map[string]map[string]int{}}
+		rt = &runtime{running: map[string]*running{}}
 		s.sessions[id] = rt
 	}
 	return rt
@@ -115,7 +113,7 @@ func (s *Server) forgetIdle(id string, rt *runtime) {
 		return
 	}
 	rt.mu.Lock()
-	idle := len(rt.running) == 0 && len(rt.failures) == 0 && len(rt.shells.byTurn) == 0 && !rt.deleted && rt.mut.Idle()
+	idle := len(rt.running) == 0 && rt.failures.Empty() && len(rt.shells.byTurn) == 0 && !rt.deleted && rt.mut.Idle()
 	rt.mu.Unlock()
 	if idle {
 		delete(s.sessions, id)

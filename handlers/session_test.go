@@ -32,28 +32,6 @@ func TestStorageErrorIsNotAMissingSession(t *testing.T) {
 	}
 }
 
-// session.configure {subagents} is bounded: a 1 MB line of a long name and
-// thousands of unknown tools asked for gigabytes of warnings (a review ran
-// hostcore out of memory with it).
-func TestSubagentDefinitionsAreBounded(t *testing.T) {
-	long := strings.Repeat("n", 100_000)
-	tools := strings.Repeat(`"x",`, 3000) + `"Read"`
-	for _, raw := range []string{
-		`[{"name":"` + long + `","tools":["Read"]}]`,
-		`[{"name":"a","tools":[` + tools + `]}]`,
-		`[` + strings.Repeat(`{"name":"a"},`, 64) + `{"name":"b"}]`,
-	} {
-		if _, _, err := parseSubagents(json.RawMessage(raw)); err == nil {
-			t.Errorf("accepted %.60s...", raw)
-		}
-	}
-	// A name dropped many times is one warning.
-	defs, warns, err := parseSubagents(json.RawMessage(`[{"name":"a","tools":["x","x","x","Read","Read"]}]`))
-	if err != nil || len(warns) != 1 || len(defs[0].Tools) != 1 {
-		t.Fatalf("defs %v warnings %v err %v", defs, warns, err)
-	}
-}
-
 // Of a repeated sessionId the last counts, as in JavaScript: a null
 // there asks for a new id, not the "abc" before it (a review found the
 // two decodes of the params disagreeing).
