@@ -1,10 +1,15 @@
-// Package handlers implements hostcore's methods: lifecycle and settings
-// (settings.go), sessions (session.go), cancels and queries (calls.go),
-// review.rollback (review.go), approvals and the mode tools (approval.go,
-// control.go), plugins (plugins.go) and the tools.execute envelope. The
-// tools themselves live in handlers/tools, one file a tool; policy lives in
-// perms (redaction in perms/redact), containment and processes in sandbox,
-// persistence in store.
+// Package handlers implements hostcore's methods and the tools.execute
+// envelope: lifecycle and settings (settings.go), sessions (session.go),
+// cancels and queries (calls.go), approvals (approval.go), plugins
+// (plugins.go), the frontend door (frontend.go) and the route every tool
+// call takes (execute.go). What a method family or a step of the route
+// needs of no call lives in a package of its own below: the tools, one
+// file a tool (tools); the operating modes and the mode tools (modes);
+// the review record and rollback (review); mutation order and file locks
+// (order); failure counts (failcount); the shell catalog rules (shells);
+// a frontend's rules (frontend); audit.query's answer (auditquery); the
+// JSON-RPC error (rpcerr). Policy lives in perms, containment and
+// processes in sandbox, persistence in store.
 //
 // # The envelope
 //
@@ -19,8 +24,8 @@
 //     is judged as things stood when its line was read.
 //  2. execute.go: the identifiers are checked; an id that ran before is
 //     refused.
-//  3. decideAndRun: the operating-mode matrix and the delegate's rights
-//     (modes.go); the args are decoded once into interface{} values,
+//  3. checkCall: the operating-mode matrix and the delegate's rights
+//     (modes); the args are decoded once into interface{} values,
 //     validated once against the tool's compiled schema, and decoded
 //     once into the tool's argument struct; the explicit path is resolved
 //     against the roots by sandbox (target.go) and checked against the
@@ -37,19 +42,10 @@
 //     the timing line is logged after it (ToolResult.AfterReply).
 //
 // A failure the model should see is a result (ok:false, an errorCode); a
-// broken envelope is a JSON-RPC error (errors.go).
+// broken envelope is a JSON-RPC error (rpcerr).
 //
-// # Typed tools
-//
-// A tool is a tools.Tool[Args, Details]: its Spec (policy class, risk,
-// explicit path, modes), its JSON Schema embedded from
-// handlers/tools/schemas (every parameter described, compiled once at
-// start-up: a schema that does not compile stops the program), and a body
-// func(ctx, *tools.Call, Args) (tools.Out[Details], error). One registry
-// (tools.Registry) holds the built-in tools and those plugins register.
-// The mode tools are the session's state machine and are declared here,
-// beside the session methods, as typed tools of the same registry; a
-// plugin's tool (tools.Plugin) is a Tool[json.RawMessage, json.RawMessage]
-// whose body asks the client. A body reaches hostcore only through tools.Host, which the
-// envelope's call implements.
+// A tool is a tools.Tool[Args, Details] of one registry (tools.Registry):
+// the built-in tools, the mode tools, and those plugins register. Its body
+// reaches hostcore only through tools.Host, which the envelope's call
+// implements (tools.go).
 package handlers

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	"hostcore/handlers/order"
 	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/store"
@@ -66,14 +67,14 @@ func (s *Server) takeTicket(raw json.RawMessage) *ticket {
 		tk.mutation, tk.n = true, tk.rt.mut.Take()
 	}
 	s.mu.Unlock()
-	s.lookups.add(tk)
+	s.lookups.Add(tk)
 	return tk
 }
 
 // lookUp reads the call's session and the permission mode in force, once.
 func (s *Server) lookUp(tk *ticket) {
 	tk.looked.Do(func() {
-		defer s.lookups.remove(tk)
+		defer s.lookups.Remove(tk)
 		tk.lookUp(s)
 	})
 }
@@ -114,38 +115,14 @@ func (s *Server) releaseTicket(t *ticket) {
 }
 
 // lookups are the tickets whose session is not looked up yet.
-type lookups struct {
-	mu      sync.Mutex
-	pending map[*ticket]struct{}
-}
-
-func (l *lookups) add(tk *ticket) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.pending == nil {
-		l.pending = map[*ticket]struct{}{}
-	}
-	l.pending[tk] = struct{}{}
-}
-
-func (l *lookups) remove(tk *ticket) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.pending, tk)
-}
+type lookups = order.Pending[*ticket]
 
 // settleLookups completes the lookups of every call read so far, doing
 // them here for the calls that have not started (a lookup under way is
 // waited for). The configuring methods call it before they change a
 // session or a setting.
 func (s *Server) settleLookups() {
-	s.lookups.mu.Lock()
-	pending := make([]*ticket, 0, len(s.lookups.pending))
-	for tk := range s.lookups.pending {
-		pending = append(pending, tk)
-	}
-	s.lookups.mu.Unlock()
-	for _, tk := range pending {
+	for _, tk := range s.lookups.All() {
 		s.lookUp(tk)
 	}
 }

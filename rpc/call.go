@@ -123,9 +123,7 @@ func (s *Server) CallWithin(ctx context.Context, d time.Duration, method string,
 	key := newCallID()
 	o := &owed{reply: make(chan reply, 1)}
 	s.pending.Store(key, o)
-	s.calling.Add(1)
 	err := s.waitReply(ctx, caller, key, o, method, params, result)
-	s.calling.Add(-1)
 	s.pending.Delete(key)
 	if err != nil && s.inputCtx.Err() != nil && !errors.As(err, new(*Error)) {
 		// An error reply read before the input closed stays what it is.

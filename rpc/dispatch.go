@@ -195,11 +195,9 @@ func (d *dispatcher) process(r queued) {
 	if id != nil && r.m.Kind == Ordinary {
 		run = d.cancellable(id, run)
 	}
-	s.running.Add(1)
 	handedOff = true
 	s.workers.do(func() {
 		defer s.wg.Done()
-		defer s.running.Add(-1)
 		answer(false)
 	})
 }

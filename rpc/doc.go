@@ -71,8 +71,6 @@
 // does not read: where stdout is a non-blocking pipe or socket
 // (PollableOutput, Unix), what does not fit now is left to a goroutine
 // that writes it in order; elsewhere its writes block as any other.
-// Quiet and Room tell a method's Prepare when an answer may be written
-// at once without holding up input.
 //
 // # Host→client calls
 //

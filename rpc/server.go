@@ -4,10 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -25,14 +23,8 @@ type Server struct {
 	// pending holds the host→client requests waiting for their reply, by
 	// id (the decoded string; see call.go).
 	pending sync.Map // string → *owed
-	// running counts requests on workers; calling, host→client requests
-	// waiting for their reply; outFd is stdout's descriptor (-1: none).
-	// See Quiet.
-	running atomic.Int64
-	calling atomic.Int64
-	outFd   int
-	outKind int
-	outBuf  int // the socket's send buffer, when stdout is one
+	// outFd is stdout's descriptor (-1: none).
+	outFd int
 
 	budget     *semaphore.Weighted // see dispatcher.process
 	budgetSize int64
@@ -74,9 +66,8 @@ func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
 		s.out = f
 		s.outFd = fileFd(f)
 		if s.outFd >= 0 {
-			s.outKind, s.outBuf = outputKind(s.outFd)
 			// PollableOutput's: a write takes what fits and never waits.
-			s.stream.nowaitFd = nonblockingFd(s.outFd, s.outKind)
+			s.stream.nowaitFd = nonblockingFd(s.outFd, outputKind(s.outFd))
 		}
 	}
 	s.inputCtx, s.inputCancel = context.WithCancel(context.Background())
@@ -89,41 +80,6 @@ func NewServer(in io.Reader, out io.Writer, log *slog.Logger) *Server {
 func (s *Server) SetBudget(n int64) {
 	s.budget, s.budgetSize = semaphore.NewWeighted(n), n
 	s.stream.waitingMax = n
-}
-
-// Quiet says whether the connection has nothing under way: no further
-// input waiting in the read buffer, no request running on a worker, no
-// host→client request waiting for its reply. Only Method.Prepare may ask
-// (it runs on the read goroutine). A method may then answer a short
-// request at once that it would otherwise hand to a worker: should it be
-// slow after all (a disk that stalls), no line is held up behind it and
-// no card's answer waits to be read. Its answer must also fit in Room,
-// or writing it could block the reading of input on a client that writes
-// before it reads.
-//
-// With the sequencer busy it is false at once: the request being routed
-// is one that queued behind a configuring method, off the read goroutine.
-func (s *Server) Quiet() bool {
-	if s.seq.busy.Load() {
-		return false
-	}
-	return s.stream.r.Buffered() == 0 && s.running.Load() == 0 && s.calling.Load() == 0 && s.stream.behind() == nil
-}
-
-// Room is how many bytes the read goroutine can write to stdout now
-// without blocking: no bound where stdout is non-blocking (PollableOutput:
-// writeLineNow leaves what does not fit to a goroutine of its own);
-// otherwise as far as the kernel tells: a pipe's free space, a socket's
-// free send buffer, halved for its overhead; no bound for a file or a
-// terminal; 0 when it cannot tell.
-func (s *Server) Room() int64 {
-	if s.stream.nowaitFd >= 0 {
-		return math.MaxInt64
-	}
-	if s.outFd < 0 {
-		return 0
-	}
-	return room(s.outFd, s.outKind, s.outBuf)
 }
 
 func (s *Server) markGone() { s.goneOnce.Do(func() { close(s.gone) }) }

@@ -92,7 +92,7 @@ var errClientGone = errors.New("client is gone: stdout closed")
 // writes what is left behind, in order, and holds the write lock across
 // the rest of a line begun, so no other line comes between its parts. A
 // line that finds the lock taken, or lines left behind before it, is
-// left behind too. Server.Quiet is false while any is. Past maxBehind
+// left behind too. Past maxBehind
 // bytes left behind, the read goroutine waits for them (a client that
 // sends without ever reading must not grow memory without bound).
 // Elsewhere it is writeLine.

@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -103,5 +104,25 @@ func TestPathLocksSerialiseOneFile(t *testing.T) {
 	<-got
 	if n := p.held(); n != 0 {
 		t.Fatalf("%d locks kept after every holder unlocked", n)
+	}
+}
+
+// TestPendingListsWhatIsUnderWay: All lists what was added and not yet
+// removed, once each.
+func TestPendingListsWhatIsUnderWay(t *testing.T) {
+	var p Pending[int]
+	if len(p.All()) != 0 {
+		t.Fatal("a new Pending holds something")
+	}
+	p.Add(1)
+	p.Add(2)
+	p.Add(2)
+	p.Add(3)
+	p.Remove(1)
+	p.Remove(7)
+	got := p.All()
+	slices.Sort(got)
+	if !slices.Equal(got, []int{2, 3}) {
+		t.Fatalf("All = %v, want [2 3]", got)
 	}
 }

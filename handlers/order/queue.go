@@ -73,3 +73,40 @@ func (q *Queue) Release(t uint64) {
 		q.moved = nil
 	}
 }
+
+// Pending is a set of what is under way and not yet settled, that
+// someone may need to settle all at once: the calls read whose session
+// lookup has not run, which a configuring method completes first. The
+// zero Pending is ready.
+type Pending[T comparable] struct {
+	mu  sync.Mutex
+	set map[T]struct{}
+}
+
+// Add puts v in the set.
+func (p *Pending[T]) Add(v T) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.set == nil {
+		p.set = map[T]struct{}{}
+	}
+	p.set[v] = struct{}{}
+}
+
+// Remove takes v out of the set.
+func (p *Pending[T]) Remove(v T) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.set, v)
+}
+
+// All lists what is in the set now.
+func (p *Pending[T]) All() []T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	all := make([]T, 0, len(p.set))
+	for v := range p.set {
+		all = append(all, v)
+	}
+	return all
+}

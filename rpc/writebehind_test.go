@@ -7,117 +7,54 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"strings"
 	"testing"
 	"time"
 )
 
-// quietDispatcher records Quiet as Route sees it; "plain" runs inline,
-// "card" sends a host request and waits for its reply, "hold" runs on a
-// worker until released.
-type quietDispatcher struct {
-	s       *Server
-	quiet   chan bool
-	release chan struct{}
+// routeRecorder records each method as Route sees it; "card" sends a
+// host request and waits for its reply, any other answers "ok".
+type routeRecorder struct {
+	s      *Server
+	routed chan string
 }
 
-func (d *quietDispatcher) Route(method string, params json.RawMessage) (func(context.Context) (any, error), bool) {
-	d.quiet <- d.s.Quiet()
+func (d *routeRecorder) Route(method string, params json.RawMessage) (func(context.Context) (any, error), bool) {
+	d.routed <- method
 	return func(ctx context.Context) (any, error) {
-		switch method {
-		case "card":
+		if method == "card" {
 			var r any
 			return r, d.s.Call(ctx, "permission.request", map[string]any{}, &r)
-		case "hold":
-			<-d.release
 		}
 		return "ok", nil
-	}, method == "plain"
+	}, false
 }
 
-func (d *quietDispatcher) Inline(string) bool { return false }
-
-// Quiet holds only when nothing is under way: not while a host request
-// waits for its reply (a card: a request run inline then could hold up
-// the line that answers it), not while a request runs on a worker, not
-// while a line waits in the buffer; and Room shrinks while our output
-// lies unread.
-func TestQuiet(t *testing.T) {
-	s, inW, outR := osPipeServer(t)
-	d := &quietDispatcher{s: s, quiet: make(chan bool, 16), release: make(chan struct{})}
-	serveUntilCleanup(t, s, table(d, "plain", "card", "hold"), inW, outR)
-	out := bufio.NewReader(outR)
-	// settle waits for a worker that has written its answer to be done.
-	settle := func() {
-		for s.running.Load() != 0 {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	expect := func(what string, want bool) {
-		t.Helper()
-		if got := <-d.quiet; got != want {
-			t.Fatalf("%s: Quiet() = %v, want %v", what, got, want)
-		}
-	}
-
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"plain"}`)
-	expect("nothing under way", true)
-	readMsg(t, out)
-
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"card"}`)
-	expect("before the card", true)
-	card := readMsg(t, out)
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":3,"method":"plain"}`)
-	expect("a card waits for its reply", false)
-	readMsg(t, out)
-	fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", card["id"])
-	readMsg(t, out) // the card's call answers
-	settle()
-
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":4,"method":"hold"}`)
-	expect("before the hold", true)
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":5,"method":"plain"}`)
-	expect("a request runs on a worker", false)
-	readMsg(t, out)
-	close(d.release)
-	readMsg(t, out)
-	settle()
-
-	fmt.Fprint(inW, `{"jsonrpc":"2.0","id":6,"method":"plain"}`+"\n"+`{"jsonrpc":"2.0","id":7,"method":"plain"}`+"\n")
-	expect("a second line waits in the buffer", false)
-	expect("the last line", true)
-	readMsg(t, out)
-	readMsg(t, out)
-
-}
+func (d *routeRecorder) Inline(string) bool { return false }
 
 // An inline answer larger than what the client has left unread in stdout
 // does not hold up the reading of input: what did not fit is written
-// behind, Quiet is false until it is, and nothing comes between its
-// parts.
+// behind, the next line is routed while it is, and nothing comes between
+// its parts.
 func TestInlineAnswerThatDoesNotFitIsWrittenBehind(t *testing.T) {
 	s, inW, outR := osPipeServer(t) // stdout non-blocking: Go's poller owns it
 	if s.stream.nowaitFd < 0 {
 		t.Fatal("a non-blocking pipe is not written without waiting")
 	}
-	if s.Room() != math.MaxInt64 {
-		t.Fatalf("Room() = %d: the read goroutine's writes never block", s.Room())
-	}
 	big := strings.Repeat("x", 1<<20) // more than a pipe takes
-	d := &bigDispatcher{s: s, big: big, quiet: make(chan bool, 16)}
+	d := &bigDispatcher{s: s, big: big, behind: make(chan bool, 16)}
 	serveUntilCleanup(t, s, table(d, "big", "small", "inl"), inW, outR)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
-	if !<-d.quiet {
-		t.Fatal("first request: not quiet")
+	if <-d.behind {
+		t.Fatal("first request: an answer is left behind before any was written")
 	}
 	// Nobody reads stdout, yet the next line is read and routed.
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"small"}`)
 	select {
-	case q := <-d.quiet:
-		if q {
-			t.Fatal("quiet while an answer is still being written")
+	case behind := <-d.behind:
+		if !behind {
+			t.Fatal("the big answer is not left behind, though nobody reads it")
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the read goroutine is blocked on an answer nobody reads")
@@ -139,22 +76,23 @@ func TestInlineAnswerThatDoesNotFitIsWrittenBehind(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":3,"method":"small"}`)
-	if !<-d.quiet {
-		t.Fatal("not quiet once everything was written")
+	if <-d.behind {
+		t.Fatal("an answer is left behind once everything was written")
 	}
 	readMsg(t, out)
 }
 
 // bigDispatcher answers "big" with a long string, inline, and anything
-// else with "small" ("inl" inline too), recording Quiet.
+// else with "small" ("inl" inline too), recording for each request
+// whether an earlier answer was still left behind when it was routed.
 type bigDispatcher struct {
-	s     *Server
-	big   string
-	quiet chan bool
+	s      *Server
+	big    string
+	behind chan bool
 }
 
 func (d *bigDispatcher) Route(method string, _ json.RawMessage) (func(context.Context) (any, error), bool) {
-	d.quiet <- d.s.Quiet()
+	d.behind <- d.s.stream.behind() != nil
 	return func(context.Context) (any, error) {
 		if method == "big" {
 			return d.big, nil
@@ -169,21 +107,19 @@ func (d *bigDispatcher) Inline(string) bool { return false }
 // request, whatever the ids of the requests around it.
 func TestReplyAfterADirectRequest(t *testing.T) {
 	s, inW, outR := osPipeServer(t)
-	d := &quietDispatcher{s: s, quiet: make(chan bool, 16), release: make(chan struct{})}
-	serveUntilCleanup(t, s, table(d, "plain", "card", "hold", "tools.execute"), inW, outR)
+	d := &routeRecorder{s: s, routed: make(chan string, 16)}
+	serveUntilCleanup(t, s, table(d, "card", "tools.execute"), inW, outR)
 	out := bufio.NewReader(outR)
-	// The quietDispatcher answers "ok" to any method but "card" and
-	// "hold".
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"a\"b","method":"tools.execute","params":{}}`)
-	<-d.quiet
+	<-d.routed
 	if m := readMsg(t, out); string(m["id"]) != `"a\"b"` || string(m["result"]) != `"ok"` {
 		t.Fatalf("request: %v", m)
 	}
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":7,"method":"card"}`)
-	<-d.quiet
+	<-d.routed
 	card := readMsg(t, out)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":-1.5,"method":"tools.execute"}`)
-	<-d.quiet
+	<-d.routed
 	if m := readMsg(t, out); string(m["id"]) != `-1.5` || string(m["result"]) != `"ok"` {
 		t.Fatalf("request with a fractional negative id: %v", m)
 	}
@@ -192,8 +128,8 @@ func TestReplyAfterADirectRequest(t *testing.T) {
 		t.Fatalf("the card's call: %v", m)
 	}
 	select {
-	case q := <-d.quiet:
-		t.Fatalf("the reply was routed as a request (quiet %v)", q)
+	case m := <-d.routed:
+		t.Fatalf("the reply was routed as a request (%s)", m)
 	default:
 	}
 }
@@ -207,13 +143,13 @@ func TestRunReturnsOnlyOnceEveryAnswerIsWritten(t *testing.T) {
 			inR, inW := io.Pipe()
 			outR, outW, _ := os.Pipe()
 			s := NewServer(inR, outW, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			d := &bigDispatcher{s: s, big: strings.Repeat("x", 1<<20), quiet: make(chan bool, 16)}
+			d := &bigDispatcher{s: s, big: strings.Repeat("x", 1<<20), behind: make(chan bool, 16)}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan struct{})
 			go func() { s.Run(ctx, table(d, "big", "small", "inl")); close(done) }()
 			fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
-			<-d.quiet
+			<-d.behind
 			got := make(chan []byte)
 			go func() {
 				time.Sleep(100 * time.Millisecond) // the client reads late
@@ -302,15 +238,15 @@ func serveUntilCleanup(t *testing.T, s *Server, d Methods, inW *io.PipeWriter, o
 // Write, nothing read, and hostcore stopped reading).
 func TestInlineAnswerBehindAnotherDoesNotStopInput(t *testing.T) {
 	s, inW, outR := osPipeServer(t)
-	d := &bigDispatcher{s: s, big: strings.Repeat("x", 1<<20), quiet: make(chan bool, 16)}
+	d := &bigDispatcher{s: s, big: strings.Repeat("x", 1<<20), behind: make(chan bool, 16)}
 	serveUntilCleanup(t, s, table(d, "big", "small", "inl"), inW, outR)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"big"}`)
-	<-d.quiet
+	<-d.behind
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"inl"}`)
-	<-d.quiet
+	<-d.behind
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":3,"method":"small"}`)
 	select {
-	case <-d.quiet:
+	case <-d.behind:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the read goroutine is blocked writing an answer behind another nobody reads")
 	}
