@@ -44,7 +44,12 @@ func (f *fakeClient) Call(ctx context.Context, method string, params, result any
 }
 
 func (f *fakeClient) CallWithin(ctx context.Context, d time.Duration, method string, params, result any) error {
-	return CallWithTimeout(ctx, d, func(ctx context.Context) error { return f.Call(ctx, method, params, result) })
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return f.Call(ctx, method, params, result)
 }
 
 func (f *fakeClient) Notify(ctx context.Context, method string, params any) error {

@@ -20,7 +20,7 @@ func TestToolResultEncoding(t *testing.T) {
 	total := 7
 	for _, r := range []*ToolResult{
 		{},
-		okResult("hello\n\tworld <b> & \"q\" \\ \x00\x1f\x7f \u2028\u2029 é \xff\xfe end"),
+		{OK: true, Content: []Content{{Type: "text", Text: "hello\n\tworld <b> & \"q\" \\ \x00\x1f\x7f \u2028\u2029 é \xff\xfe end"}}},
 		failResult(tools.CodeToolDenied, "denied %s", "x"),
 		{ToolCallID: "c", TraceID: "tr", OK: true, Content: []Content{{Type: "text", Text: "a"}, {Type: "text", Text: "b"}},
 			Details: tools.ReadDetails{TotalLines: &total, StartLine: 1, EndLine: 2, Truncated: true}, Root: "workspace", Path: "a/b.txt",

@@ -82,11 +82,6 @@ const (
 	decPolicy  = "policy-deny"
 )
 
-// okResult is a successful result with text content.
-func okResult(text string) *ToolResult {
-	return &ToolResult{OK: true, Content: []Content{{Type: "text", Text: text}}}
-}
-
 // failResult is a failure the model is shown.
 func failResult(code, format string, a ...any) *ToolResult {
 	msg := fmt.Sprintf(format, a...)

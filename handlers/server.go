@@ -34,18 +34,6 @@ type Client interface {
 	Notify(ctx context.Context, method string, params any) error
 }
 
-// CallWithTimeout is CallWithin for a client that acts on a reply as it
-// comes (nothing to wait behind): call, with ctx ended d after now (0: no
-// bound).
-func CallWithTimeout(ctx context.Context, d time.Duration, call func(context.Context) error) error {
-	if d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	return call(ctx)
-}
-
 // Config is what main passes in.
 type Config struct {
 	DataDir           string

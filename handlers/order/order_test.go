@@ -102,7 +102,7 @@ func TestPathLocksSerialiseOneFile(t *testing.T) {
 	}
 	unlock()
 	<-got
-	if n := p.held(); n != 0 {
+	if n := len(p.locks); n != 0 {
 		t.Fatalf("%d locks kept after every holder unlocked", n)
 	}
 }

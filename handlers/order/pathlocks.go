@@ -39,10 +39,3 @@ func (p *PathLocks) Lock(abs string) (unlock func()) {
 		p.mu.Unlock()
 	}
 }
-
-// held is the number of files whose lock is kept.
-func (p *PathLocks) held() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.locks)
-}
