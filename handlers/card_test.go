@@ -47,30 +47,19 @@ func TestCardRedactionNeverHidesWhatRuns(t *testing.T) {
 		raw, _ := json.Marshal(map[string]string{"command": command})
 		return cardCall(t, "Bash", raw, "").cardPreview()
 	}
-	for _, c := range commandsACardShows(t, "../perms/redact/testdata/commands_a_card_shows.json") {
+	for _, c := range readCases[struct{ In, Visible string }](t, "../perms/redact/testdata/commands_a_card_shows.json") {
 		in := strings.ReplaceAll(c.In, `\n`, "\n")
 		if got := bashCard(in); got != redact.EscapeText(in) {
 			t.Errorf("Bash card of %q = %q, not the command", in, got)
 		}
 	}
-	// Secrets a file's text still loses on a card: token shapes standing
-	// alone, URL passwords, and complete key blocks line by line. A Bash
-	// card shows them: a review ran a script named like a token under
-	// "bash [REDACTED]".
-	key := strings.Repeat("MIIEowIBAAKCAQEAu1SUabcdefghijklmnopqrstuvwxyz0123456789+/ABCD", 1)
-	for _, c := range []struct{ in, secret, want string }{
-		{"git push https://x:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", ""},
-		{"export GH_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 && gh pr list", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "export GH_TOKEN=[REDACTED] && gh pr list"},
-		{`curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl" x`, "c2lnbmF0dXJl", ""},
-		{"psql postgresql://admin:hunter2x@db.internal:5432/app", "hunter2x", "psql postgresql://admin:[REDACTED]@db.internal:5432/app"},
-		{"bash sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bash [REDACTED]"},
-		{"-----BEGIN RSA PRIVATE KEY-----\n" + key + "\n" + key + "\n-----END RSA PRIVATE KEY-----", key, "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n[REDACTED]\n-----END RSA PRIVATE KEY-----"},
-		// On an Edit card's diff lines the prefix stays.
-		{" -----BEGIN RSA PRIVATE KEY-----\n-" + key + "\n " + key + "\n+" + key + "\n -----END RSA PRIVATE KEY-----", key, " -----BEGIN RSA PRIVATE KEY-----\n-[REDACTED]\n [REDACTED]\n+[REDACTED]\n -----END RSA PRIVATE KEY-----"},
-		{`{"token":"sk-proj-abcdefghijklmnop1234"}`, "sk-proj-abcdefghijklmnop1234", `{"token":"[REDACTED]"}`},
-	} {
-		if got := bashCard(c.in); !strings.Contains(got, redact.EscapeText(c.secret)) {
-			t.Errorf("Bash card of %q = %q hides %q", c.in, got, c.secret)
+	// Secrets a file's text still loses on a card (token shapes standing
+	// alone, URL passwords, complete key blocks): a Bash card shows them,
+	// so that a script named like a token does not run as "bash
+	// [REDACTED]".
+	for _, c := range readCases[struct{ In, Secret string }](t, "../perms/redact/testdata/card_secrets.json") {
+		if got := bashCard(c.In); !strings.Contains(got, redact.EscapeText(c.Secret)) {
+			t.Errorf("Bash card of %q = %q hides %q", c.In, got, c.Secret)
 		}
 	}
 }
@@ -129,9 +118,8 @@ func cardCall(t *testing.T, name string, args json.RawMessage, display string) *
 	return c
 }
 
-// commandsACardShows are commands every part of which a card must show
-// (one file for perms/redact's and handlers' card tests).
-func commandsACardShows(t *testing.T, path string) (cases []struct{ In, Visible string }) {
+// readCases reads a table of cases from a JSON file of testdata.
+func readCases[T any](t *testing.T, path string) (cases []T) {
 	b, err := os.ReadFile(path)
 	if err = cmp.Or(err, json.Unmarshal(b, &cases)); err != nil {
 		t.Fatal(err)

@@ -311,31 +311,19 @@ func TestRedactLeavesWhatRunsVisible(t *testing.T) {
 // shapes a file's text loses on a card (redactTokens: the text may be a
 // script) still keep all of these.
 func TestCardRedactionNeverHidesWhatRuns(t *testing.T) {
-	for _, c := range commandsACardShows(t, "testdata/commands_a_card_shows.json") {
+	for _, c := range readCases[cardCommand](t, "testdata/commands_a_card_shows.json") {
 		in := strings.ReplaceAll(c.In, `\n`, "\n")
 		if got := redactTokens(in); !strings.Contains(got, c.Visible) {
 			t.Errorf("redactTokens(%q) = %q: %q is hidden", in, got, c.Visible)
 		}
 	}
 	// Secrets a file's text still loses on a card: token shapes standing
-	// alone, URL passwords, and complete key blocks line by line. A Bash
-	// card shows them: a review ran a script named like a token under
-	// "bash [REDACTED]".
-	key := strings.Repeat("MIIEowIBAAKCAQEAu1SUabcdefghijklmnopqrstuvwxyz0123456789+/ABCD", 1)
-	for _, c := range []struct{ in, secret, want string }{
-		{"git push https://x:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", ""},
-		{"export GH_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 && gh pr list", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "export GH_TOKEN=[REDACTED] && gh pr list"},
-		{`curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl" x`, "c2lnbmF0dXJl", ""},
-		{"psql postgresql://admin:hunter2x@db.internal:5432/app", "hunter2x", "psql postgresql://admin:[REDACTED]@db.internal:5432/app"},
-		{"bash sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bash [REDACTED]"},
-		{"-----BEGIN RSA PRIVATE KEY-----\n" + key + "\n" + key + "\n-----END RSA PRIVATE KEY-----", key, "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n[REDACTED]\n-----END RSA PRIVATE KEY-----"},
-		// On an Edit card's diff lines the prefix stays.
-		{" -----BEGIN RSA PRIVATE KEY-----\n-" + key + "\n " + key + "\n+" + key + "\n -----END RSA PRIVATE KEY-----", key, " -----BEGIN RSA PRIVATE KEY-----\n-[REDACTED]\n [REDACTED]\n+[REDACTED]\n -----END RSA PRIVATE KEY-----"},
-		{`{"token":"sk-proj-abcdefghijklmnop1234"}`, "sk-proj-abcdefghijklmnop1234", `{"token":"[REDACTED]"}`},
-	} {
-		got := Card(c.in)
-		if strings.Contains(got, c.secret) || (c.want != "" && got != c.want) {
-			t.Errorf("Card(%q) = %q, want %q", c.in, got, c.want)
+	// alone, URL passwords, and complete key blocks line by line (a Bash
+	// card shows them: handlers' test of the same table).
+	for _, c := range readCases[cardSecret](t, "testdata/card_secrets.json") {
+		got := Card(c.In)
+		if strings.Contains(got, c.Secret) || (c.Want != "" && got != c.Want) {
+			t.Errorf("Card(%q) = %q, want %q", c.In, got, c.Want)
 		}
 	}
 }
@@ -387,9 +375,17 @@ func TestEscapeTextShowsMoreInvisibles(t *testing.T) {
 	}
 }
 
-// commandsACardShows are commands every part of which a card must show
-// (one file for perms/redact's and handlers' card tests).
-func commandsACardShows(t *testing.T, path string) (cases []struct{ In, Visible string }) {
+// The card tables of testdata serve perms/redact's card tests and
+// handlers' alike. cardCommand is a case of commands_a_card_shows.json:
+// a command every part of which a card must show (Visible).
+type cardCommand struct{ In, Visible string }
+
+// cardSecret is a case of testdata/card_secrets.json: a text, the secret
+// in it, and, when set, the text as a card of a file's text shows it.
+type cardSecret struct{ In, Secret, Want string }
+
+// readCases reads a table of cases from a JSON file of testdata.
+func readCases[T any](t *testing.T, path string) (cases []T) {
 	b, err := os.ReadFile(path)
 	if err = cmp.Or(err, json.Unmarshal(b, &cases)); err != nil {
 		t.Fatal(err)
