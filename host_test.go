@@ -6,10 +6,10 @@ package main
 // tests of this package share both.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hostcore/rpc/rpctest"
 	"io"
 	"os"
 	"os/exec"
@@ -24,7 +24,7 @@ import (
 type host struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan string
+	lines  <-chan string
 	held   []string
 	stderr *syncWriter
 	done   chan struct{}
@@ -49,30 +49,11 @@ func startHostEnv(t *testing.T, bin string, env []string, args ...string) *host 
 // set is kept.
 func startCmd(t *testing.T, cmd *exec.Cmd) *host {
 	t.Helper()
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	h := &host{cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &syncWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
+	h := &host{cmd: cmd, stderr: &syncWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
 	if cmd.Stderr == nil {
 		cmd.Stderr = h.stderr
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			h.lines <- sc.Text()
-		}
-		close(h.lines)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("hostcore stderr:\n%s", h.stderr.String())
-		}
-	})
+	h.stdin, h.lines = rpctest.Start(t, cmd)
 	return h
 }
 

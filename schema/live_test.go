@@ -1,9 +1,9 @@
 package schema_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
+	"hostcore/rpc/rpctest"
 	"io"
 	"os"
 	"os/exec"
@@ -131,7 +131,7 @@ type live struct {
 	k      *contract
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan string
+	lines  <-chan string
 	nextID int
 	// methods of the requests in flight, by id; tools of the calls.
 	methods map[int]string
@@ -143,30 +143,10 @@ type live struct {
 func startLive(t *testing.T, k *contract, bin string, args ...string) *live {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &live{t: t, k: k, cmd: cmd, stdin: stdin, lines: make(chan string, 256),
+	cmd.Stderr = &strings.Builder{} // read only once the child has exited
+	d := &live{t: t, k: k, cmd: cmd,
 		methods: map[int]string{}, tools: map[int]string{}, answers: map[int]map[string]any{}, seen: map[string]int{}}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			d.lines <- sc.Text()
-		}
-		close(d.lines)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("hostcore stderr:\n%s", stderr.String())
-		}
-	})
+	d.stdin, d.lines = rpctest.Start(t, cmd)
 	return d
 }
 

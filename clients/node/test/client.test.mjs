@@ -1,41 +1,20 @@
-// The typed client against the built binary (HOSTCORE_BIN, or built here
-// from the repository root with go build), and the checks that keep its
-// types honest: the committed declarations are what schema/ and the
-// client's JSDoc generate, and tsc accepts this file, whose
+// The typed client against the built binary (binary.mjs), and the checks
+// that keep its types honest: the committed declarations are what schema/
+// and the client's JSDoc generate, and tsc accepts this file, whose
 // expected-error lines must stay errors.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, rmSync, existsSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync, existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { HostcoreClient } from "../hostcore-client.mjs";
+import { hostcoreBinary, removeTempDirs, tempDir } from "./binary.mjs";
 import { protocol, client, protocolFile, clientFile } from "../scripts/gen.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, "..", "..", "..");
-/** @type {string[]} */
-const dirs = [];
-let bin = process.env.HOSTCORE_BIN ?? "";
-
-/** @param {string} prefix */
-function tempDir(prefix) {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  dirs.push(d);
-  return d;
-}
-
+let bin = "";
 before(() => {
-  if (!bin) {
-    bin = join(tempDir("hostcore-bin-"), "hostcore");
-    execFileSync("go", ["build", "-o", bin, "."], { cwd: repoRoot, stdio: "inherit" });
-  }
+  bin = hostcoreBinary();
 });
-
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+after(removeTempDirs);
 
 /**
  * start spawns hostcore on a fresh data dir, workspace and HOME.

@@ -1,35 +1,17 @@
-// Conformance of hostcore as the Node sidecar sees it. The binary is
-// HOSTCORE_BIN, or built here from the repository root with go build.
+// Conformance of hostcore as the Node sidecar sees it, against the built
+// binary (binary.mjs).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdirSync, writeFileSync, readFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
 import { HostcoreClient } from "../hostcore-client.mjs";
+import { hostcoreBinary, removeTempDirs, tempDir } from "./binary.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, "..", "..", "..");
-const scratchDirs = [];
-let bin = process.env.HOSTCORE_BIN;
-
-function tempDir(prefix) {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  scratchDirs.push(d);
-  return d;
-}
-
+let bin = "";
 before(() => {
-  if (!bin) {
-    bin = join(tempDir("hostcore-bin-"), "hostcore");
-    execFileSync("go", ["build", "-o", bin, "."], { cwd: repoRoot, stdio: "inherit" });
-  }
+  bin = hostcoreBinary();
 });
-
-after(() => {
-  for (const d of scratchDirs) rmSync(d, { recursive: true, force: true });
-});
+after(removeTempDirs);
 
 // start spawns hostcore on a fresh data dir and workspace.
 function start(flags = [], opts = {}) {
