@@ -23,7 +23,9 @@ func (f *fakeStore) SaveSnapshot(_ context.Context, sn store.Snapshot, before []
 	return sn, nil
 }
 
-func (f *fakeStore) SnapshotBefore(context.Context, store.Snapshot) ([]byte, error) { return f.before, nil }
+func (f *fakeStore) SnapshotBefore(context.Context, store.Snapshot) ([]byte, error) {
+	return f.before, nil
+}
 
 func (f *fakeStore) SetSnapshotState(_ context.Context, id, state string) error {
 	f.states[id] = state
