@@ -3,8 +3,10 @@ package order
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -82,26 +84,28 @@ func TestQueueWaitEndsWithItsContext(t *testing.T) {
 	}
 }
 
-// TestPathLocksSerialiseOneFile: two holders of one path never overlap,
-// another path is not held up, and no lock is kept once all are done.
+// TestPathLocksSerialiseOneFile: holders of one path never overlap, a
+// holder of one path takes another without waiting, and no lock is kept
+// once all are done.
 func TestPathLocksSerialiseOneFile(t *testing.T) {
 	var p PathLocks
-	unlock := p.Lock("/ws/a")
-	other := p.Lock("/ws/b") // does not wait for /ws/a
-	other()
-	got := make(chan struct{})
-	go func() {
-		u := p.Lock("/ws/a")
-		close(got)
-		u()
-	}()
-	select {
-	case <-got:
-		t.Fatal("a second holder took /ws/a while the first held it")
-	default:
+	var inside atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			unlock := p.Lock("/ws/a")
+			if inside.Add(1) != 1 {
+				t.Error("two holders of /ws/a at once")
+			}
+			p.Lock("/ws/b")() // not held up by /ws/a
+			runtime.Gosched()
+			inside.Add(-1)
+			unlock()
+		})
 	}
-	unlock()
-	<-got
+	wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if n := len(p.locks); n != 0 {
 		t.Fatalf("%d locks kept after every holder unlocked", n)
 	}
