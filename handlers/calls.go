@@ -118,13 +118,14 @@ func waitStopped(ctx context.Context, calls []*running) (n int, ended bool) {
 	return n, ended
 }
 
-// auditRow is the wire form of an audit row: externalPath, errorCode and
-// delegate are null when empty.
+// auditRow is the wire form of an audit row: externalPath, errorCode,
+// delegate and ruleId are null when empty.
 type auditRow struct {
 	store.AuditRow
 	ExternalPath *string `json:"externalPath"`
 	ErrorCode    *string `json:"errorCode"`
 	Delegate     *string `json:"delegate"`
+	RuleID       *string `json:"ruleId"`
 }
 
 func strOrNil(s string) *string {
@@ -153,7 +154,7 @@ func (s *Server) auditQuery(ctx context.Context, raw json.RawMessage) (any, erro
 		if buf.Len() > 1 {
 			buf.WriteByte(',')
 		}
-		if err := enc.Encode(auditRow{AuditRow: r, ExternalPath: strOrNil(r.ExternalPath), ErrorCode: strOrNil(r.ErrorCode), Delegate: strOrNil(r.Delegate)}); err != nil {
+		if err := enc.Encode(auditRow{AuditRow: r, ExternalPath: strOrNil(r.ExternalPath), ErrorCode: strOrNil(r.ErrorCode), Delegate: strOrNil(r.Delegate), RuleID: strOrNil(r.RuleID)}); err != nil {
 			return err
 		}
 		buf.Truncate(buf.Len() - 1) // Encode's '\n'
