@@ -30,7 +30,8 @@ type AuditRow struct {
 	CreatedAt        string `json:"createdAt"`
 	// RuleID names the remembered approval (Rule) that let the call run
 	// without a card; for a command line whose parts were allowed by
-	// several, their ids separated by spaces. "" goes out as null.
+	// several, their ids separated by spaces. "" goes out as null; the
+	// journal leaves it out, so its lines keep their encoding.
 	RuleID string `json:"ruleId,omitempty"`
 }
 
