@@ -119,7 +119,7 @@ type Answer struct {
 	// Prefix is what an allow-always-command reply named (its caller
 	// reads the reply): "" takes the card's suggestion.
 	Prefix string
-	Wait     time.Duration
+	Wait   time.Duration
 	// Unseen: the card never reached the client (its input had closed):
 	// the call is denied, but no one was asked.
 	Unseen bool
