@@ -116,10 +116,7 @@ func (f AskerFunc) AskPermission(ctx context.Context, d time.Duration) (string, 
 // Answer is the outcome of waiting on a card.
 type Answer struct {
 	Decision string // allow-once | allow-session | allow-always | allow-always-command | deny | timeout | cancelled
-	// Prefix is what an allow-always-command reply named (its caller
-	// reads the reply): "" takes the card's suggestion.
-	Prefix string
-	Wait   time.Duration
+	Wait     time.Duration
 	// Unseen: the card never reached the client (its input had closed):
 	// the call is denied, but no one was asked.
 	Unseen bool
@@ -135,6 +132,9 @@ type Answer struct {
 	// (stdin EOF) before a reply; the client may still read, and the card
 	// is to be withdrawn.
 	InputClosed bool
+	// Prefix is what an allow-always-command reply named (its caller
+	// reads the reply): "" takes the card's suggestion.
+	Prefix string
 }
 
 // inputClosed is implemented by the error a call to the client ends with
