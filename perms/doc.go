@@ -44,8 +44,8 @@
 //
 // Wait sends the card and waits at most the permission timeout. It fails
 // closed: anything but one of the card's options (an error reply, a
-// reply of another shape, a remembered answer the card did not offer, a vanished client, no reply in time) is a deny,
-// and the tool never runs. The Answer says which, so the model is told
+// reply of another shape, a remembered answer the card did not offer, a
+// vanished client, no reply in time) is a deny, and the tool never runs. The Answer says which, so the model is told
 // "the user denied" only when the user did. A reply read in time counts
 // even when it is acted on later (configuring methods read before it hold
 // it back), unless the call was cancelled meanwhile; a card open when
