@@ -23,6 +23,16 @@ func replyCard(t *testing.T, h *host, id json.RawMessage, reply map[string]any) 
 	h.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":`+string(b)+`}`)
 }
 
+// denyNextCard waits for a card, denies it, and checks that call id
+// ended TOOL_DENIED.
+func denyNextCard(t *testing.T, c rpcClient, id int, what string) {
+	t.Helper()
+	c.h.answer(t, c.h.nextCard(t), "deny")
+	if r, _ := c.answerOf(id); r["errorCode"] != "TOOL_DENIED" {
+		t.Errorf("%s = %v; want a card, denied", what, r)
+	}
+}
+
 // options is a card's options.
 func options(card map[string]any) []string {
 	var out []string
@@ -122,10 +132,7 @@ func TestRememberedCommandRule(t *testing.T) {
 		t.Errorf("permissions.list after remove = %v", got)
 	}
 	bashCall(c, 16, "s", "b5", "npm test")
-	h.answer(t, h.nextCard(t), "deny")
-	if r, _ := c.answerOf(16); r["errorCode"] != "TOOL_DENIED" {
-		t.Errorf("b5 after the rule was removed = %v; want a card again", r)
-	}
+	denyNextCard(t, c, 16, "b5 after the rule was removed")
 }
 
 // A shortened prefix is kept as given; one that is not the suggestion's
@@ -153,10 +160,7 @@ func TestRememberedPrefixShortened(t *testing.T) {
 		t.Errorf("b3 = %v", r)
 	}
 	bashCall(c, 6, "s", "b4", "echo $(id)")
-	h.answer(t, h.nextCard(t), "deny")
-	if r, _ := c.answerOf(6); r["errorCode"] != "TOOL_DENIED" {
-		t.Errorf("b4 (a substitution) = %v; want a card", r)
-	}
+	denyNextCard(t, c, 6, "b4 (a substitution)")
 }
 
 // allow-always for a tool covers that tool in that workspace, for every
@@ -191,8 +195,7 @@ func TestRememberedToolRule(t *testing.T) {
 	}
 	// Another tool: a card.
 	c.send(7, "tools.execute", map[string]any{"sessionId": "s", "turnId": "t", "toolCallId": "e1", "toolName": "Edit", "args": map[string]any{"path": "a.txt", "old_string": "x", "new_string": "y"}})
-	h.answer(t, h.nextCard(t), "deny")
-	c.answerOf(7)
+	denyNextCard(t, c, 7, "e1, another tool")
 	// An outside path: its own card, with no remembered answer offered.
 	outside := filepath.Join(filepath.Dir(ws), "out")
 	os.MkdirAll(outside, 0o755)
@@ -209,10 +212,7 @@ func TestRememberedToolRule(t *testing.T) {
 	other, _ := newWorkspace(t)
 	c.call(9, "session.create", map[string]any{"sessionId": "o", "workspaceRoot": other, "permissionMode": "ask"})
 	write(10, "o", "w4", "a.txt")
-	h.answer(t, h.nextCard(t), "deny")
-	if r, _ := c.answerOf(10); r["errorCode"] != "TOOL_DENIED" {
-		t.Errorf("w4 in another workspace = %v", r)
-	}
+	denyNextCard(t, c, 10, "w4 in another workspace")
 	// Plan mode still denies Write, rule or not, before any card.
 	c.call(11, "session.create", map[string]any{"sessionId": "p", "workspaceRoot": ws, "permissionMode": "ask", "mode": "plan"})
 	write(12, "p", "w5", "c.txt")
