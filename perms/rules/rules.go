@@ -217,6 +217,10 @@ func Quote(prefix []string) string {
 	return strings.Join(out, " ")
 }
 
+// maxReplyPrefix bounds the prefix a reply may name: a suggestion's words
+// come from a command of at most 128 KiB, quoted.
+const maxReplyPrefix = 1 << 20
+
 // ErrPrefix is wrapped by Shorten's errors.
 var ErrPrefix = errors.New("invalid prefix")
 
@@ -229,6 +233,9 @@ func Shorten(suggested []string, reply string) ([]string, error) {
 	}
 	if strings.TrimSpace(reply) == "" {
 		return suggested, nil
+	}
+	if len(reply) > maxReplyPrefix {
+		return nil, fmt.Errorf("%w: a prefix of %d bytes is longer than any suggestion", ErrPrefix, len(reply))
 	}
 	parts, err := denylist.Parts(reply)
 	if err != nil || len(parts) != 1 || parts[0].Shape != "" || parts[0].Env || len(parts[0].Redirs) > 0 {

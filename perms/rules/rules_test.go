@@ -28,6 +28,9 @@ func TestMatchAdversarial(t *testing.T) {
 		{"comment", "npm test # && rm -rf x", []string{"r1"}, false},
 		{"quoted program", `"npm" 'test' x`, []string{"r1"}, false},
 		{"line continuation between words", "npm \\\ntest", []string{"r1"}, false},
+		{"line continuation inside a word", "npm te\\\nst", []string{"r1"}, false},
+		{"tab between words", "npm\ttest", []string{"r1"}, false},
+		{"ANSI-C quoted word", "npm $'test'", []string{"r1"}, false},
 		{"glob argument", "npm test src/*.js", []string{"r1"}, false},
 		{"plain variable argument", `npm test "$FILE" ${DIR}`, []string{"r1"}, false},
 		{"escaped semicolon is an argument", `npm test \; rm -rf x`, []string{"r1"}, false},
@@ -53,6 +56,10 @@ func TestMatchAdversarial(t *testing.T) {
 		{"background then more", "npm test & rm -rf x", nil, false},
 		{"background alone", "npm test &", nil, false},
 		{"before it", "rm -rf x; npm test", nil, false},
+		{"continuation into a chain", "npm test \\\n&& rm -rf x", nil, false},
+		{"heredoc, then another command", "npm test <<EOF\nx\nEOF\nrm -rf y", nil, false},
+		{"ANSI-C newline inside a word", "npm $'test\\nrm'", nil, false},
+		{"pipe into a ruled command that is not", "grep x | npm testx", nil, false},
 
 		// Subshells, groups, control flow, functions.
 		{"subshell", "(npm test)", nil, false},
