@@ -229,6 +229,11 @@ func TestRememberedToolRule(t *testing.T) {
 	if r := c.result(14); r["decision"] != "allow-always" {
 		t.Errorf("b2 under the Bash rule = %v", r)
 	}
+	// The sensitive-path denylist holds before any rule is read.
+	bashCall(c, 16, "s", "b4", "cat ~/.ssh/id_rsa")
+	if r, _ := c.answerOf(16); r["errorCode"] != "TOOL_DENIED" || r["decision"] != "policy-deny" {
+		t.Errorf("a sensitive path under the Bash rule = %v; want policy-deny", r)
+	}
 	off := map[string]any{"command": "echo out", "sandbox": "off", "justification": "a test"}
 	c.h.send(t, execLine(15, "s", "b3", "Bash", off, nil))
 	card, id = cardOf(t, h)
