@@ -23,7 +23,7 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		"preview":    c.cardPreview(),
 		"timeoutMs":  s.cfg.PermissionTimeout.Milliseconds(),
 	}
-	offer := c.ruleOffer(reason) // permrules.go
+	offer := c.offer(reason) // permrules.go
 	offer.addTo(card)
 	if raw := c.cardRaw(); raw != nil {
 		card["raw"] = raw

@@ -32,8 +32,8 @@ type ruleOffer struct {
 	note    string
 }
 
-// ruleOffer is the offer of c's card for reason.
-func (c *call) ruleOffer(reason string) ruleOffer {
+// offer is what c's card for reason offers.
+func (c *call) offer(reason string) ruleOffer {
 	if reason != perms.ReasonTool || c.unsandboxed() || c.sess.WorkspaceRoot == "" {
 		return ruleOffer{options: perms.Options}
 	}
@@ -119,7 +119,7 @@ func (s *Server) remember(ctx context.Context, c *call, a *auditing, ans perms.A
 	}
 	a.decision = decAlways
 	if ans.Decision == perms.AllowAlwaysCommand {
-		prefix, err := rules.Shorten(c.ruleOffer(perms.ReasonTool).prefix, ans.Prefix)
+		prefix, err := rules.Shorten(c.offer(perms.ReasonTool).prefix, ans.Prefix)
 		if err != nil {
 			ans.Decision, ans.Why = perms.DenyAnswer, "the allow-always-command answer named "+err.Error()
 			return denied(ans, ctx)

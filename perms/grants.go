@@ -125,7 +125,7 @@ type Answer struct {
 	// section 1 resolves as a deny; the card is to be withdrawn.
 	Withdrawn bool
 	// Why says, for a deny that nobody gave (no reply could come, an error
-	// reply, a reply that is none of the three decisions), what happened
+	// reply, a reply that is none of the card's options), what happened
 	// instead; it is empty for the user's deny, a timeout and a cancel.
 	Why string
 	// InputClosed: the card was sent and the client's input then closed
