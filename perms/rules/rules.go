@@ -3,7 +3,9 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -63,9 +65,9 @@ func Wrapper(program string) bool { return wrappers[program] }
 //   - every later word is inert: globs, braces, a tilde and plain
 //     parameters, nothing that runs a command ($(…), `…`, <(…), $((…)));
 //   - every redirection duplicates a descriptor, feeds inert text
-//     (<<EOF, <<<), or names /dev/null or a literal path inside the
-//     workspace or scratch (a relative one only while no part of the
-//     line changes directory).
+//     (<<EOF, <<<), or names /dev/null or a literal path without ".."
+//     inside the workspace or scratch once its links are followed (a
+//     relative one only while no part of the line changes directory).
 func Match(line string, rules []Rule, roots Roots) ([]string, bool) {
 	parts, err := denylist.Parts(line)
 	if err != nil || len(parts) == 0 {
@@ -141,12 +143,43 @@ func redirAllowed(r denylist.Redir, roots Roots, moves bool) bool {
 	switch {
 	case p == "/dev/null" || p == "/dev/stdout" || p == "/dev/stderr":
 		return true
-	case filepath.IsAbs(p):
-		return inside(roots.Workspace, p) || inside(roots.Scratch, p)
-	case moves || roots.Workspace == "":
+	case slices.Contains(strings.Split(filepath.ToSlash(p), "/"), ".."):
+		// The kernel reads link/.. as the parent of where link leads,
+		// not as the directory link is in.
 		return false
+	case !filepath.IsAbs(p) && (moves || roots.Workspace == ""):
+		return false
+	case !filepath.IsAbs(p):
+		p = filepath.Join(roots.Workspace, p)
 	}
-	return inside(roots.Workspace, filepath.Join(roots.Workspace, p))
+	p = resolved(p)
+	return inside(resolved(roots.Workspace), p) || inside(resolved(roots.Scratch), p)
+}
+
+// resolved is p with the links of its longest existing part followed, so
+// that a link in the workspace that leads out of it (or a file that is
+// such a link) is judged where it leads; "" (inside no root) when a part
+// exists but does not resolve.
+func resolved(p string) string {
+	if p == "" {
+		return ""
+	}
+	rest := ""
+	for cur := filepath.Clean(p); ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		} else if _, err := os.Lstat(cur); err == nil {
+			// There, but it does not resolve: a link that leads nowhere
+			// yet (writing to it creates where it leads) or in a loop.
+			return ""
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return filepath.Clean(p)
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
 }
 
 // inside says whether p is root or beneath it, by whole components.

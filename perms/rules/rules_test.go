@@ -2,6 +2,8 @@ package rules
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -142,6 +144,41 @@ func TestMatchAdversarial(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s: Match(%q) rules (-want +got):\n%s", tc.name, tc.line, diff)
+		}
+	}
+}
+
+// TestMatchRedirectionThroughLinks: a redirection is judged where its
+// links lead, and never through "..".
+func TestMatchRedirectionThroughLinks(t *testing.T) {
+	t.Parallel()
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, out := filepath.Join(tmp, "ws"), filepath.Join(tmp, "out")
+	for _, d := range []string{filepath.Join(ws, "sub"), out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(out, filepath.Join(ws, "link")); err != nil {
+		t.Skipf("no symlinks: %v", err)
+	}
+	os.Symlink(filepath.Join(out, "f"), filepath.Join(ws, "file-link"))
+	rules := []Rule{{ID: "r1", Prefix: []string{"npm", "test"}}}
+	for line, want := range map[string]bool{
+		"npm test > sub/log":           true,
+		"npm test > new/dir/log":       true,
+		"npm test > " + ws + "/sub/x":  true,
+		"npm test > link/x":            false,
+		"npm test > link/new/x":        false,
+		"npm test > file-link":         false,
+		"npm test > " + ws + "/link/x": false,
+		"npm test > sub/../x":          false,
+	} {
+		if _, got := Match(line, rules, Roots{Workspace: ws}); got != want {
+			t.Errorf("Match(%q) = %v, want %v", line, got, want)
 		}
 	}
 }
