@@ -121,7 +121,7 @@ func (s *Server) remember(ctx context.Context, c *call, a *auditing, ans perms.A
 	if ans.Decision == perms.AllowAlwaysCommand {
 		prefix, err := rules.Shorten(c.offer(perms.ReasonTool).prefix, ans.Prefix)
 		if err != nil {
-			ans.Decision, ans.Why = perms.DenyAnswer, "the allow-always-command answer named "+err.Error()
+			ans.Decision, ans.Why = perms.DenyAnswer, "the allow-always-command answer's "+err.Error()
 			return denied(ans, ctx)
 		}
 		r.Kind, r.Prefix, a.decision = rules.KindCommand, prefix, decAlwaysCommand
