@@ -19,6 +19,7 @@ type auditing struct {
 	body     time.Duration
 	decision string
 	external string // "", "allowed", "denied"
+	rule     string // the remembered rules that allowed the call (permrules.go)
 }
 
 // redactName is a tool name as audited and logged: a name the model made
@@ -65,7 +66,7 @@ func (s *Server) finish(ctx context.Context, c *call, a *auditing, res *ToolResu
 		ExternalPath: a.external, Decision: res.Decision, Prompted: a.prompted,
 		PermissionWaitMs: res.Timing.PermissionWaitMs, DurationMs: res.Timing.DurationMs,
 		OverheadMs: res.Timing.OverheadMs, TotalMs: res.Timing.TotalMs,
-		OK: res.OK, ErrorCode: res.ErrorCode, Delegate: c.p.Delegate, CreatedAt: store.Now(),
+		OK: res.OK, ErrorCode: res.ErrorCode, Delegate: c.p.Delegate, CreatedAt: store.Now(), RuleID: a.rule,
 	}
 	// The audit must land even if the call was cancelled.
 	if err := s.store.InsertAudit(context.WithoutCancel(ctx), row, c.recordCall && c.ran && !c.rt.isDeleted()); err != nil {

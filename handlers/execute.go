@@ -327,6 +327,12 @@ func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool
 	}
 	req.Granted = c.granted(&s.grants, reason)
 	v := perms.Decide(req)
+	ruled := ""
+	if v.Outcome == perms.Ask && v.Reason == perms.ReasonTool {
+		ruled = s.remembered(ctx, c, a) // permrules.go
+		req.Remembered = ruled != ""
+		v = perms.Decide(req)
+	}
 	switch v.Outcome {
 	case perms.Deny:
 		if req.Outside {
@@ -337,6 +343,9 @@ func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool
 		a.decision = decAuto
 		if req.Granted && !(req.Outside && c.permMode == perms.ModeAuto) && needsCard(req) {
 			a.decision = decSession
+		}
+		if req.Remembered {
+			a.decision = ruled
 		}
 	case perms.Ask:
 		ans := s.askPermission(ctx, c, v.Reason)
@@ -349,6 +358,10 @@ func (s *Server) decide(ctx context.Context, c *call, a *auditing) (outside bool
 		case perms.AllowSession:
 			a.decision = decSession
 			c.grant(&s.grants, v.Reason)
+		case perms.AllowAlways, perms.AllowAlwaysCommand:
+			if r := s.remember(ctx, c, a, ans); r != nil { // permrules.go
+				return req.Outside, r
+			}
 		default:
 			if req.Outside {
 				a.external = "denied"

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"hostcore/perms"
@@ -20,9 +21,10 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		"risk":       c.tool.Risk,
 		"reason":     reason,
 		"preview":    c.cardPreview(),
-		"options":    []string{perms.AllowOnce, perms.AllowSession, perms.DenyAnswer},
 		"timeoutMs":  s.cfg.PermissionTimeout.Milliseconds(),
 	}
+	offer := c.offer(reason) // permrules.go
+	offer.addTo(card)
 	if raw := c.cardRaw(); raw != nil {
 		card["raw"] = raw
 	}
@@ -41,6 +43,8 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 	if reason == perms.ReasonOutsidePath && c.hasTarget {
 		card["grantScope"] = redact.EscapeText(c.grantScope())
 	}
+	var prefix string
+	prefixOK := true
 	asker := perms.AskerFunc(func(ctx context.Context, within time.Duration) (string, error) {
 		// The reply's member is read by its exact name: Go would also take
 		// "Decision" or "DECISION", and of {"decision":"deny",
@@ -51,13 +55,20 @@ func (s *Server) askPermission(ctx context.Context, c *call, reason string) perm
 		err := s.client.CallWithin(ctx, within, "permission.request", card, &reply)
 		var decision string
 		json.Unmarshal(reply["decision"], &decision)
+		prefix, prefixOK = replyPrefix(reply)
 		s.log.Debug("permission card ended", "toolCallId", c.p.ToolCallID, "decision", decision, "err", err, "ctxErr", ctx.Err())
-		if err == nil && decision != perms.AllowOnce && decision != perms.AllowSession && decision != perms.DenyAnswer {
-			s.log.Warn("permission reply is not one of the three decisions; the call is denied", "toolCallId", c.p.ToolCallID, "reply", replyText(reply))
+		if err == nil && !slices.Contains(offer.options, decision) {
+			s.log.Warn("permission reply is not one of the card's options; the call is denied", "toolCallId", c.p.ToolCallID, "reply", replyText(reply))
 		}
 		return decision, err
 	})
-	ans := perms.Wait(ctx, asker, s.cfg.PermissionTimeout)
+	ans := perms.Wait(ctx, asker, s.cfg.PermissionTimeout, offer.options...)
+	if ans.Decision == perms.AllowAlwaysCommand {
+		ans.Prefix = prefix
+		if !prefixOK {
+			ans.Decision, ans.Why = perms.DenyAnswer, "the allow-always-command answer's prefix is not a string"
+		}
+	}
 	if ans.Decision == "timeout" || ans.Decision == "cancelled" || ans.Withdrawn || ans.InputClosed {
 		// The client closes the card. One withdrawn as hostcore stops, or
 		// left unanswered when the client's input closed (a client that

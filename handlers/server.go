@@ -138,6 +138,9 @@ func (s *Server) Methods() rpc.Methods {
 		"review.rollback":   {Kind: rpc.Ordinary, Run: s.reviewRollback},
 		"approval.resolve":  {Kind: rpc.Configuring, Run: s.approvalResolve},
 		"plugins.register":  {Kind: rpc.Configuring, Run: s.pluginsRegister},
+
+		"permissions.list":   {Kind: rpc.Configuring, Run: s.permissionsList},
+		"permissions.remove": {Kind: rpc.Configuring, Run: s.permissionsRemove},
 	}
 	for name, m := range t {
 		m.Prepare = namedParams(m.Prepare)

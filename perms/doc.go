@@ -31,12 +31,21 @@
 // approves writing outside it. A restart forgets every grant, and deleting
 // a session drops its grants, so a grant never outlives the user's intent.
 //
+// # Remembered rules
+//
+// An allow-always answer is kept in the database per workspace
+// (allow-always for the tool, allow-always-command for Bash commands that
+// start with a prefix of words; perms/rules matches them on the parsed
+// command). Request.Remembered lifts only the card the tool itself would
+// get: the operating mode's denies come first and an outside-path card
+// stands, so a rule is never wider than the tool's own card.
+//
 // # The wait
 //
 // Wait sends the card and waits at most the permission timeout. It fails
-// closed: anything but one of the three decisions (an error reply, a
-// reply of another shape, a vanished client, no reply in time) is a deny,
-// and the tool never runs. The Answer says which, so the model is told
+// closed: anything but one of the card's options (an error reply, a
+// reply of another shape, a remembered answer the card did not offer, a
+// vanished client, no reply in time) is a deny, and the tool never runs. The Answer says which, so the model is told
 // "the user denied" only when the user did. A reply read in time counts
 // even when it is acted on later (configuring methods read before it hold
 // it back), unless the call was cancelled meanwhile; a card open when

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -80,12 +81,20 @@ func (g *Grants) Forget(session string) {
 	delete(g.dirs, session)
 }
 
-// Card decisions.
+// Card decisions. AllowAlways and AllowAlwaysCommand are remembered
+// approvals (perms/rules): every call of the tool in the workspace, or
+// the Bash commands that start with the card's prefix; a card offers them
+// only where a rule may apply.
 const (
-	AllowOnce    = "allow-once"
-	AllowSession = "allow-session"
-	DenyAnswer   = "deny"
+	AllowOnce          = "allow-once"
+	AllowSession       = "allow-session"
+	AllowAlways        = "allow-always"
+	AllowAlwaysCommand = "allow-always-command"
+	DenyAnswer         = "deny"
 )
+
+// Options are the decisions every card offers.
+var Options = []string{AllowOnce, AllowSession, DenyAnswer}
 
 // Asker sends a permission card and returns the client's decision string.
 // The reply is due within d: past it, an error wrapping
@@ -106,7 +115,7 @@ func (f AskerFunc) AskPermission(ctx context.Context, d time.Duration) (string, 
 
 // Answer is the outcome of waiting on a card.
 type Answer struct {
-	Decision string // allow-once | allow-session | deny | timeout | cancelled
+	Decision string // allow-once | allow-session | allow-always | allow-always-command | deny | timeout | cancelled
 	Wait     time.Duration
 	// Unseen: the card never reached the client (its input had closed):
 	// the call is denied, but no one was asked.
@@ -116,13 +125,16 @@ type Answer struct {
 	// section 1 resolves as a deny; the card is to be withdrawn.
 	Withdrawn bool
 	// Why says, for a deny that nobody gave (no reply could come, an error
-	// reply, a reply that is none of the three decisions), what happened
+	// reply, a reply that is none of the card's options), what happened
 	// instead; it is empty for the user's deny, a timeout and a cancel.
 	Why string
 	// InputClosed: the card was sent and the client's input then closed
 	// (stdin EOF) before a reply; the client may still read, and the card
 	// is to be withdrawn.
 	InputClosed bool
+	// Prefix is what an allow-always-command reply named (its caller
+	// reads the reply): "" takes the card's suggestion.
+	Prefix string
 }
 
 // inputClosed is implemented by the error a call to the client ends with
@@ -140,16 +152,22 @@ func stopped(ctx context.Context) bool {
 }
 
 // Allowed reports whether the answer lets the call run.
-func (a Answer) Allowed() bool { return a.Decision == AllowOnce || a.Decision == AllowSession }
+func (a Answer) Allowed() bool {
+	return a.Decision == AllowOnce || a.Decision == AllowSession || a.Decision == AllowAlways || a.Decision == AllowAlwaysCommand
+}
 
 // Wait sends the card and waits at most timeout for its reply. It fails
-// closed: a reply that is not one of the three decisions, an error reply,
+// closed: a reply that is not one of the card's options (Options unless
+// options are given), an error reply,
 // a vanished client or no reply in time is a deny ("timeout" when the
 // timer fired, "cancelled" when ctx ended first, a deny Withdrawn when
 // ctx ended because hostcore is stopping). A reply read in time counts
 // even if it is acted on after timeout (the Asker holds it behind
 // configuring methods read before it), unless ctx ended meanwhile.
-func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
+func Wait(ctx context.Context, a Asker, timeout time.Duration, options ...string) Answer {
+	if len(options) == 0 {
+		options = Options
+	}
 	start := time.Now()
 	got, err := a.AskPermission(ctx, timeout)
 	ans := Answer{Wait: time.Since(start)}
@@ -170,7 +188,7 @@ func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 		// acted on only after it (rpc.Server.Call), and a session.delete
 		// there ended this call before the reply counted.
 		ans.Decision = "cancelled"
-	case err == nil && (got == AllowOnce || got == AllowSession):
+	case err == nil && got != DenyAnswer && slices.Contains(options, got):
 		ans.Decision = got
 	case errors.Is(err, context.DeadlineExceeded):
 		ans.Decision = "timeout"
@@ -178,13 +196,13 @@ func Wait(ctx context.Context, a Asker, timeout time.Duration) Answer {
 		ans.Decision = DenyAnswer
 		var ic inputClosed
 		ans.InputClosed = !ans.Unseen && errors.As(err, &ic) && ic.InputClosed()
-		ans.Why = whyNoDecision(got, err, ans.Unseen, ans.InputClosed)
+		ans.Why = whyNoDecision(got, err, ans.Unseen, ans.InputClosed, options)
 	}
 	return ans
 }
 
 // whyNoDecision describes a deny that nobody gave.
-func whyNoDecision(got string, err error, unseen, closed bool) string {
+func whyNoDecision(got string, err error, unseen, closed bool, options []string) string {
 	switch {
 	case unseen && err != nil:
 		return fmt.Sprintf("the permission request was never shown (%s), so no answer could come", clip(err.Error()))
@@ -199,7 +217,7 @@ func whyNoDecision(got string, err error, unseen, closed bool) string {
 	case got == "":
 		return "the client's reply to the permission request carried no decision"
 	}
-	return fmt.Sprintf("the client's reply to the permission request, %q, is not allow-once, allow-session or deny", clip(got))
+	return fmt.Sprintf("the client's reply to the permission request, %q, is not %s or %s", clip(got), strings.Join(options[:len(options)-1], ", "), options[len(options)-1])
 }
 
 // clip bounds text the client chose (an error reply's message, a decision

@@ -86,6 +86,11 @@ type Request struct {
 	// Granted is set when the session holds an allow-session grant for the
 	// key this request would be asked under (see GrantKey).
 	Granted bool
+	// Remembered is set when a remembered rule of the workspace (an
+	// allow-always answer, perms/rules) covers the call. It lifts only a
+	// card the tool itself would get: never a mode's deny, nor an
+	// outside-path card.
+	Remembered bool
 }
 
 // Verdict is the policy's answer.
@@ -133,7 +138,7 @@ func Decide(r Request) Verdict {
 	case ClassRead, ClassControl:
 		return Verdict{Outcome: Allow}
 	case ClassEdit:
-		if r.Scratch || r.PermMode == ModeAcceptEdits || r.PermMode == ModeAuto || r.Granted {
+		if r.Scratch || r.PermMode == ModeAcceptEdits || r.PermMode == ModeAuto || r.Granted || r.Remembered {
 			return Verdict{Outcome: Allow}
 		}
 		return Verdict{Outcome: Ask, Reason: ReasonTool}
@@ -141,7 +146,7 @@ func Decide(r Request) Verdict {
 		if r.Class == ClassPlugin && r.Risk == RiskLow {
 			return Verdict{Outcome: Allow}
 		}
-		if r.PermMode == ModeAuto || r.Granted {
+		if r.PermMode == ModeAuto || r.Granted || r.Remembered {
 			return Verdict{Outcome: Allow}
 		}
 		return Verdict{Outcome: Ask, Reason: ReasonTool}

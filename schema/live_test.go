@@ -72,6 +72,14 @@ func TestSchemaLive(t *testing.T) {
 	run("e2", "Edit", `{"path":"b.txt","old_string":"absent","new_string":"x"}`, "TOOL_FAILED")
 	run("b1", "Bash", `{"command":"echo out; echo err >&2"}`, "")
 	run("b2", "Bash", `{"command":"kill -9 $$"}`, "TOOL_FAILED") // a signal: exitCode null
+	run("b3", "Bash", `{"command":"echo remembered -n"}`, "")    // answered allow-always-command
+	rules := d.call("permissions.list", `{"sessionId":"s1"}`)
+	d.call("permissions.list", `{}`)
+	if list, _ := rules["rules"].([]any); len(list) != 1 {
+		t.Errorf("permissions.list after an allow-always-command answer: %s", mustJSON(rules))
+	} else {
+		d.call("permissions.remove", fmt.Sprintf(`{"ruleId":%q}`, list[0].(map[string]any)["ruleId"]))
+	}
 	run("bp", "BrowserPreview", `{"path":"page.html"}`, "")
 	run("q1", "asktool", `{"questions":[{"id":"go","question":"Go on?"},{"id":"pick","question":"Which?","multiSelect":true,"options":[{"label":"a","description":"A"}]}]}`, "")
 	run("nc", "new_context", `{}`, "")
@@ -269,6 +277,9 @@ func (d *live) handle(line string) {
 				return
 			}
 			reply = map[string]any{"decision": "allow-once"}
+			if params["toolCallId"] == "b3" {
+				reply = map[string]any{"decision": "allow-always-command", "prefix": "echo"}
+			}
 		case "ask.request":
 			if params["toolCallId"] == "qx" {
 				return

@@ -45,7 +45,7 @@ var goTypes = []struct {
 	{"/$defs/DiffHunk", reflect.TypeFor[tools.DiffHunk](), true, nil},
 	{"/$defs/ToolInfo", reflect.TypeFor[tools.ToolInfo](), true, nil},
 	{"/$defs/ReadDetails/anyOf/0", reflect.TypeFor[tools.ReadDetails](), true, nil},
-	{"/$defs/AuditRow", reflect.TypeFor[store.AuditRow](), true, []string{"externalPath", "errorCode", "delegate"}},
+	{"/$defs/AuditRow", reflect.TypeFor[store.AuditRow](), true, []string{"externalPath", "errorCode", "delegate", "ruleId"}},
 }
 
 // transcripts are the whole-protocol scripts every message of which must

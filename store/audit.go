@@ -28,6 +28,11 @@ type AuditRow struct {
 	ErrorCode        string `json:"errorCode"`
 	Delegate         string `json:"delegate"`
 	CreatedAt        string `json:"createdAt"`
+	// RuleID names the remembered approval (Rule) that let the call run
+	// without a card; for a command line whose parts were allowed by
+	// several, their ids separated by spaces. "" goes out as null; the
+	// journal leaves it out, so its lines keep their encoding.
+	RuleID string `json:"ruleId,omitempty"`
 }
 
 // InsertAudit commits one audit row. Callers commit it before the response
@@ -111,7 +116,7 @@ func (s *Store) EachAudit(ctx context.Context, f AuditFilter, fn func(AuditRow) 
 					ArgsHash: st.ColumnText(4), ArgsPreview: st.ColumnText(5), ExternalPath: st.ColumnText(6), Decision: st.ColumnText(7),
 					Prompted: st.ColumnBool(8), PermissionWaitMs: st.ColumnInt64(9), DurationMs: st.ColumnInt64(10),
 					OverheadMs: st.ColumnInt64(11), TotalMs: st.ColumnInt64(12), OK: st.ColumnBool(13), ErrorCode: st.ColumnText(14),
-					Delegate: st.ColumnText(15), CreatedAt: st.ColumnText(16),
+					Delegate: st.ColumnText(15), CreatedAt: st.ColumnText(16), RuleID: st.ColumnText(17),
 				})
 			},
 		})
@@ -123,8 +128,8 @@ func (s *Store) EachAudit(ctx context.Context, f AuditFilter, fn func(AuditRow) 
 // ?)" terms, SQLite planned a scan of the whole table for all of them.
 func auditQuery(f AuditFilter) (string, []any) {
 	const cols = `SELECT session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview, COALESCE(external_path, ''), decision,
-		prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, COALESCE(error_code, ''), COALESCE(delegate, ''), created_at
-		FROM audit `
+		prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, COALESCE(error_code, ''), COALESCE(delegate, ''), created_at,
+		COALESCE(rule_id, '') FROM audit `
 	switch {
 	case f.ToolCallID != "" && f.SessionID != "":
 		return cols + `WHERE tool_call_id = ? AND session_id = ? ORDER BY id DESC LIMIT ?`, []any{f.ToolCallID, f.SessionID, f.Limit}

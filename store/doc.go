@@ -1,7 +1,9 @@
 // Package store keeps hostcore's durable state in SQLite: schema
 // migrations, settings, sessions, the tool-call ids each session has used,
-// the audit, review snapshot records and pending approvals. It holds no
-// business rules: handlers decide, store remembers.
+// the audit, review snapshot records, pending approvals and remembered
+// permission rules (kept per workspace, not per session: they are the
+// user's standing answers for a project). It holds no business rules:
+// handlers decide, store remembers.
 //
 // # One user per data dir
 //

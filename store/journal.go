@@ -295,10 +295,10 @@ func insertAudit(conn *sqlite.Conn, r AuditRow, recordCall bool) error {
 		}
 	}
 	return sqlitex.Execute(conn, `INSERT INTO audit (session_id, turn_id, tool_call_id, tool_name, args_hash, args_preview,
-		external_path, decision, prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, error_code, delegate, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
+		external_path, decision, prompted, permission_wait_ms, duration_ms, overhead_ms, total_ms, ok, error_code, delegate, created_at, rule_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{
 		Args: []any{r.SessionID, r.TurnID, r.ToolCallID, r.ToolName, r.ArgsHash, r.ArgsPreview,
 			nullable(r.ExternalPath), r.Decision, r.Prompted, r.PermissionWaitMs, r.DurationMs, r.OverheadMs, r.TotalMs,
-			r.OK, nullable(r.ErrorCode), nullable(r.Delegate), r.CreatedAt},
+			r.OK, nullable(r.ErrorCode), nullable(r.Delegate), r.CreatedAt, nullable(r.RuleID)},
 	})
 }

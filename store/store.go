@@ -175,6 +175,9 @@ var migrations = []string{
 	// as they change, and the retention rule's order (snapblobs.go). The
 	// totals of existing rows are summed once, here.
 	snapshotBlobsSchema,
+	// v6: remembered approvals, and the rule an audit row was allowed by
+	// (rules.go).
+	rulesSchema,
 }
 
 // Config is what the caller sets when it opens a store.

@@ -113,6 +113,7 @@ export type ToolArgs = import("./src/protocol.js").ToolArgs;
 export type ToolOutputParams = import("./src/protocol.js").ToolOutputParams;
 export type PermissionRequestParams = import("./src/protocol.js").PermissionRequestParams;
 export type PermissionDecision = import("./src/protocol.js").PermissionDecision;
+export type PermissionReply = import("./src/protocol.js").PermissionReply;
 export type AskRequestParams = import("./src/protocol.js").AskRequestParams;
 export type Answers = import("./src/protocol.js").Answers;
 export type PluginInvokeParams = import("./src/protocol.js").PluginInvokeParams;
@@ -130,10 +131,12 @@ export type ClientOptions = {
      */
     env?: Record<string, string> | undefined;
     /**
-     * answers a permission card; without it every card is denied (hostcore
-     * would otherwise wait its permission timeout, 120 s by default)
+     * answers a permission card with one of its options, or with a whole
+     * reply ({decision: "allow-always-command", prefix}); without it every
+     * card is denied (hostcore would otherwise wait its permission timeout,
+     * 120 s by default)
      */
-    onPermission?: ((card: PermissionRequestParams) => MaybePromise<PermissionDecision>) | undefined;
+    onPermission?: ((card: PermissionRequestParams) => MaybePromise<PermissionDecision | PermissionReply>) | undefined;
     /**
      * answers asktool's questions; without it they come back unanswered
      */

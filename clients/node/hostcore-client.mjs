@@ -26,6 +26,7 @@ import { JSONRPCClient, JSONRPCServer, JSONRPCServerAndClient } from "json-rpc-2
  * @typedef {import("./src/protocol.js").ToolOutputParams} ToolOutputParams
  * @typedef {import("./src/protocol.js").PermissionRequestParams} PermissionRequestParams
  * @typedef {import("./src/protocol.js").PermissionDecision} PermissionDecision
+ * @typedef {import("./src/protocol.js").PermissionReply} PermissionReply
  * @typedef {import("./src/protocol.js").AskRequestParams} AskRequestParams
  * @typedef {import("./src/protocol.js").Answers} Answers
  * @typedef {import("./src/protocol.js").PluginInvokeParams} PluginInvokeParams
@@ -47,9 +48,11 @@ import { JSONRPCClient, JSONRPCServer, JSONRPCServerAndClient } from "json-rpc-2
 /**
  * @typedef {object} ClientOptions
  * @property {Record<string, string>} [env] added to the environment hostcore runs with
- * @property {(card: PermissionRequestParams) => MaybePromise<PermissionDecision>} [onPermission]
- *   answers a permission card; without it every card is denied (hostcore
- *   would otherwise wait its permission timeout, 120 s by default)
+ * @property {(card: PermissionRequestParams) => MaybePromise<PermissionDecision | PermissionReply>} [onPermission]
+ *   answers a permission card with one of its options, or with a whole
+ *   reply ({decision: "allow-always-command", prefix}); without it every
+ *   card is denied (hostcore would otherwise wait its permission timeout,
+ *   120 s by default)
  * @property {(req: AskRequestParams) => MaybePromise<Answers>} [onAsk]
  *   answers asktool's questions; without it they come back unanswered
  * @property {(req: PluginInvokeParams) => MaybePromise<PluginReply>} [onPlugin]
@@ -147,7 +150,10 @@ export class HostcoreClient extends EventEmitter {
     this.rpc = new JSONRPCServerAndClient(server, client);
 
     const onPermission = opts.onPermission ?? (() => "deny");
-    this.rpc.addMethod("permission.request", async (/** @type {PermissionRequestParams} */ params) => ({ decision: await onPermission(params) }));
+    this.rpc.addMethod("permission.request", async (/** @type {PermissionRequestParams} */ params) => {
+      const answer = await onPermission(params);
+      return typeof answer === "string" ? { decision: answer } : answer;
+    });
     this.rpc.addMethod("ask.request", async (/** @type {AskRequestParams} */ params) => ({ answers: opts.onAsk ? await opts.onAsk(params) : {} }));
     this.rpc.addMethod("plugin.invoke", async (/** @type {PluginInvokeParams} */ params) => {
       if (!opts.onPlugin) throw new Error(`no plugin host for ${params.pluginId}`);

@@ -14,13 +14,14 @@ type Store interface {
 	EachAudit(ctx context.Context, f store.AuditFilter, each func(store.AuditRow) error) error
 }
 
-// row is the wire form of an audit row: externalPath, errorCode and
-// delegate are null when empty.
+// row is the wire form of an audit row: externalPath, errorCode,
+// delegate and ruleId are null when empty.
 type row struct {
 	store.AuditRow
 	ExternalPath *string `json:"externalPath"`
 	ErrorCode    *string `json:"errorCode"`
 	Delegate     *string `json:"delegate"`
+	RuleID       *string `json:"ruleId"`
 }
 
 func strOrNil(s string) *string {
@@ -42,7 +43,7 @@ func Query(ctx context.Context, st Store, f store.AuditFilter) (*Answer, error) 
 		if buf.Len() > 1 {
 			buf.WriteByte(',')
 		}
-		if err := enc.Encode(row{AuditRow: r, ExternalPath: strOrNil(r.ExternalPath), ErrorCode: strOrNil(r.ErrorCode), Delegate: strOrNil(r.Delegate)}); err != nil {
+		if err := enc.Encode(row{AuditRow: r, ExternalPath: strOrNil(r.ExternalPath), ErrorCode: strOrNil(r.ErrorCode), Delegate: strOrNil(r.Delegate), RuleID: strOrNil(r.RuleID)}); err != nil {
 			return err
 		}
 		buf.Truncate(buf.Len() - 1) // Encode's '\n'

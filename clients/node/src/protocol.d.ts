@@ -76,12 +76,21 @@ export type Root = "workspace" | "scratch" | "external";
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "Decision".
  */
-export type Decision = "auto-allow" | "allow-once" | "allow-session" | "deny" | "timeout" | "cancelled" | "policy-deny";
+export type Decision =
+  | "auto-allow"
+  | "allow-once"
+  | "allow-session"
+  | "allow-always"
+  | "allow-always-command"
+  | "deny"
+  | "timeout"
+  | "cancelled"
+  | "policy-deny";
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "PermissionDecision".
  */
-export type PermissionDecision = "allow-once" | "allow-session" | "deny";
+export type PermissionDecision = "allow-once" | "allow-session" | "allow-always" | "allow-always-command" | "deny";
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "ReadDetails".
@@ -254,6 +263,14 @@ export interface ClientRequests {
   "plugins.register": {
     params: PluginsRegisterParams;
     result: PluginsRegisterResult;
+  };
+  "permissions.list": {
+    params: PermissionsListParams;
+    result: PermissionsListResult;
+  };
+  "permissions.remove": {
+    params: PermissionsRemoveParams;
+    result: PermissionsRemoveResult;
   };
 }
 /**
@@ -715,6 +732,10 @@ export interface AuditRow {
   errorCode: string | null;
   delegate: string | null;
   createdAt: string;
+  /**
+   * The remembered rule that let the call run without a card (or that its card's allow-always answer made); for a command line whose parts several rules allowed, their ids separated by spaces. audit.query sends null when no rule did.
+   */
+  ruleId?: string | null;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -804,6 +825,75 @@ export interface PluginsRegisterResult {
   message?: string;
 }
 /**
+ * At most one of workspace and sessionId; neither lists every workspace's rules.
+ *
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PermissionsListParams".
+ */
+export interface PermissionsListParams {
+  /**
+   * A workspace path (made canonical as session.create makes it).
+   */
+  workspace?: string;
+  /**
+   * The workspace of this session.
+   */
+  sessionId?: string;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PermissionsListResult".
+ */
+export interface PermissionsListResult {
+  /**
+   * Oldest first.
+   */
+  rules: PermissionRule[];
+}
+/**
+ * A remembered approval: every call of toolName in workspace (kind tool), or the Bash commands every part of which starts with prefix (kind command).
+ *
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PermissionRule".
+ */
+export interface PermissionRule {
+  ruleId: string;
+  workspace: string;
+  kind: "tool" | "command";
+  toolName: string;
+  /**
+   * A plugin tool's plugin.
+   */
+  pluginId?: string;
+  /**
+   * kind command: the words, quoted for bash.
+   */
+  prefix?: string;
+  /**
+   * The session whose card made the rule.
+   */
+  sessionId: string;
+  /**
+   * The call whose card made the rule.
+   */
+  toolCallId: string;
+  createdAt: string;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PermissionsRemoveParams".
+ */
+export interface PermissionsRemoveParams {
+  ruleId: string;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PermissionsRemoveResult".
+ */
+export interface PermissionsRemoveResult {
+  removed: PermissionRule;
+}
+/**
  * Every host→client request: its params and the result the client answers with.
  *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -868,17 +958,32 @@ export interface PermissionRequestParams {
    * On an outside-path card: the directory (canonical, absolute) that an allow-session answer covers, with everything beneath it.
    */
   grantScope?: string;
+  /**
+   * The answers this card takes: allow-once, allow-session and deny always; allow-always on a card for the tool itself (not outside-path, not a call leaving the sandbox) in a session with a workspace; allow-always-command beside it on a Bash card that suggests a prefix.
+   */
   options: PermissionDecision[];
+  /**
+   * Bash, with allow-always-command: the prefix of words a command rule would allow (the program and its leading words before the first flag), quoted for bash.
+   */
+  suggestedPrefix?: string;
+  /**
+   * Bash, without allow-always-command: why no command rule is offered (a line of several commands, a wrapper such as bash -c, an assignment before the program, ...).
+   */
+  prefixNote?: string;
   timeoutMs: number;
 }
 /**
- * Any other reply, an error reply or none within timeoutMs is a deny.
+ * A decision the card did not offer, any other reply, an error reply or none within timeoutMs is a deny.
  *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "PermissionReply".
  */
 export interface PermissionReply {
   decision: PermissionDecision;
+  /**
+   * With allow-always-command: the card's suggestedPrefix or its first words (npm for npm test); absent, null or empty takes the suggestion. Anything else is a deny.
+   */
+  prefix?: string | null;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema

@@ -102,6 +102,27 @@ test("execute answers cards through the callback and streams output to onOutput 
   }
 });
 
+test("a card answered with a whole reply remembers a command rule, listed and removed", async () => {
+  const { host, ws } = start({
+    onPermission: (card) => (card.suggestedPrefix ? { decision: "allow-always-command", prefix: "echo" } : "deny"),
+  });
+  try {
+    await host.request("session.create", { sessionId: "s", workspaceRoot: ws, permissionMode: "ask" });
+    const first = await host.execute("s", "b1", "Bash", { command: "echo one two" }, "t1");
+    assert.equal(first.decision, "allow-always-command", JSON.stringify(first));
+    const again = await host.execute("s", "b2", "Bash", { command: "echo three" }, "t1");
+    assert.equal(again.decision, "allow-always-command");
+    assert.equal(again.timing.prompted, false);
+    const { rules } = await host.request("permissions.list", { sessionId: "s" });
+    assert.deepEqual(rules.map((r) => [r.kind, r.prefix]), [["command", "echo"]]);
+    const { removed } = await host.request("permissions.remove", { ruleId: rules[0].ruleId });
+    assert.equal(removed.ruleId, rules[0].ruleId);
+    await host.shutdown();
+  } finally {
+    host.kill();
+  }
+});
+
 test("cancel stops a running command: TOOL_ABORTED, its tree killed", async () => {
   const { host, ws } = start();
   try {

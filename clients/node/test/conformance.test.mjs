@@ -72,7 +72,7 @@ test("a permission round trip answered from Node", async () => {
     assert.equal(cards[0].sessionId, "s");
     assert.equal(cards[0].toolName, "Write");
     assert.equal(cards[0].risk, "high");
-    assert.deepEqual(cards[0].options, ["allow-once", "allow-session", "deny"]);
+    assert.deepEqual(cards[0].options, ["allow-once", "allow-session", "allow-always", "deny"]);
 
     const audit = await host.request("audit.query", { sessionId: "s" });
     assert.deepEqual(audit.rows.map((r) => [r.toolCallId, r.decision]), [["w-denied", "deny"], ["w-allowed", "allow-once"]]);
