@@ -30,7 +30,7 @@ func sha(b []byte) string {
 func (s *Server) saveSnapshot(ctx context.Context, c *call, b *tools.Before, after []byte) (*store.Snapshot, error) {
 	ctx = context.WithoutCancel(ctx)
 	sn := store.Snapshot{
-		ID: newID("snap_"), SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: c.toolCall().WorkspacePath(), AbsPath: c.target.Abs,
+		ID: newID("snap_"), SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: b.Path, AbsPath: b.Abs,
 		Existed: b.Existed, AfterHash: sha(after), Reversible: b.Reversible, State: "active", CreatedAt: store.Now(),
 	}
 	saved, err := s.store.SaveSnapshot(ctx, sn, b.Data)

@@ -10,8 +10,9 @@ package schema
 
 import "embed"
 
-// FS holds protocol.schema.json and tools.json, for Go code that validates
+// FS holds protocol.schema.json, tools.json and plugin.schema.json (the
+// plugin manifest, checked by PluginCheck), for Go code that validates
 // messages against the contract.
 //
-//go:embed protocol.schema.json tools.json
+//go:embed protocol.schema.json tools.json plugin.schema.json
 var FS embed.FS
