@@ -107,7 +107,9 @@ func TestPluginCheckListsEveryProblemThroughBinary(t *testing.T) {
 		{"skills/two/SKILL.md", "missing"},
 	}
 	for _, w := range want {
-		if !slices.ContainsFunc(check.Problems, func(p struct{ File, Message string }) bool { return p.File == w.file && strings.Contains(p.Message, w.msg) }) {
+		if !slices.ContainsFunc(check.Problems, func(p struct{ File, Message string }) bool {
+			return p.File == w.file && strings.Contains(p.Message, w.msg)
+		}) {
 			t.Errorf("no problem %s: %q in %+v", w.file, w.msg, check.Problems)
 		}
 	}
