@@ -1236,6 +1236,8 @@ export interface PluginScaffoldDetails {
   files: ScaffoldFile[];
 }
 /**
+ * One file PluginScaffold wrote, with its own review record (the result's review is the manifest's).
+ *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "ScaffoldFile".
  */
@@ -1243,25 +1245,7 @@ export interface ScaffoldFile {
   path: string;
   bytes: number;
   created: boolean;
-  review?: ReviewChange1;
-}
-/**
- * The review record of a successful workspace mutation (design section 4c).
- */
-export interface ReviewChange1 {
-  version: 1;
-  snapshotId: string;
-  messageId: string;
-  path: string;
-  operation: "write" | "edit" | "delete";
-  status: "added" | "modified" | "deleted";
-  state: "active" | "rolledBack";
-  additions: number;
-  deletions: number;
-  hunks: DiffHunk[];
-  binary?: true;
-  truncated?: true;
-  reversible: boolean;
+  review?: ReviewChange;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
