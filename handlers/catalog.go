@@ -42,6 +42,11 @@ func (s *Server) visibleTools(sess store.Session, delegate string) ([]tools.Tool
 		if d {
 			deferred = append(deferred, fmt.Sprintf("- %s: %s", t.Name, firstSentence(t.Description)))
 		}
+		if d && t.Name == "Skill" { // the skills, by name and description
+			for _, sk := range s.tools.Skills() {
+				deferred = append(deferred, fmt.Sprintf("  - skill %s: %s", sk.Name, firstSentence(sk.Description)))
+			}
+		}
 	}
 	catalog := ""
 	if len(deferred) > 0 {
@@ -68,7 +73,7 @@ func (s *Server) toolVisible(t *tools.Def, sess store.Session) bool {
 	if sess.Mode != perms.OpAgent && (t.Class == perms.ClassEdit || t.Class == perms.ClassPlugin) {
 		return false
 	}
-	if t.Name == "Task" && len(subagentsOf(sess)) == 0 {
+	if t.Name == "Task" && len(subagentsOf(sess)) == 0 || t.Name == "Skill" && len(s.tools.Skills()) == 0 {
 		return false
 	}
 	// What a Temporary session can only answer NO_WORKSPACE is not offered.

@@ -122,15 +122,15 @@ func TestToolsListPerMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		perms.OpAgent: {"Bash", "BrowserPreview", "Edit", "EnterGoalMode", "EnterPlanMode", "Glob", "Grep", "Read", "ToolSearch", "Write", "asktool", "new_context", "plugin_p_x"},
-		perms.OpPlan:  {"Bash", "BrowserPreview", "Glob", "Grep", "Read", "SubmitPlan", "ToolSearch", "asktool", "new_context"},
-		perms.OpGoal:  {"Bash", "BrowserPreview", "Glob", "Grep", "Read", "SubmitGoal", "ToolSearch", "asktool", "new_context"},
+		perms.OpAgent: {"Bash", "BrowserPreview", "Edit", "EnterGoalMode", "EnterPlanMode", "Glob", "Grep", "PluginCheck", "PluginPack", "PluginScaffold", "Read", "ToolSearch", "Write", "asktool", "new_context", "plugin_p_x"},
+		perms.OpPlan:  {"Bash", "BrowserPreview", "Glob", "Grep", "PluginCheck", "Read", "SubmitPlan", "ToolSearch", "asktool", "new_context"},
+		perms.OpGoal:  {"Bash", "BrowserPreview", "Glob", "Grep", "PluginCheck", "Read", "SubmitGoal", "ToolSearch", "asktool", "new_context"},
 	}
 	wantDeferred := map[string][]string{
-		perms.OpAgent: {"BrowserPreview", "Glob", "Grep", "plugin_p_x"},
+		perms.OpAgent: {"BrowserPreview", "Glob", "Grep", "PluginCheck", "PluginPack", "PluginScaffold", "plugin_p_x"},
 		// Section 2.1 limits only Glob and Grep's deferral to Agent.
-		perms.OpPlan: {"BrowserPreview"},
-		perms.OpGoal: {"BrowserPreview"},
+		perms.OpPlan: {"BrowserPreview", "PluginCheck"},
+		perms.OpGoal: {"BrowserPreview", "PluginCheck"},
 	}
 	for mode, names := range want {
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {
@@ -373,14 +373,6 @@ func TestEnterModeRace(t *testing.T) {
 		}
 		if wins > 1 || sess.Mode != mode {
 			t.Fatalf("wins=%d stored mode %q want %q: %+v %+v", wins, sess.Mode, mode, results[0], results[1])
-		}
-	}
-}
-
-func TestPluginSafe(t *testing.T) {
-	for in, want := range map[string]string{"acme": "acme", "my-co.tools v2": "my_co_tools_v2", "é/x": "__x", "A_b9": "A_b9"} {
-		if got := pluginSafe(in); got != want {
-			t.Errorf("pluginSafe(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

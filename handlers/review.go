@@ -13,7 +13,7 @@ import (
 // saveSnapshot makes the snapshot of a workspace mutation durable before
 // the mutation runs (review.Save); an error means it must not run.
 func (s *Server) saveSnapshot(ctx context.Context, c *call, b *tools.Before, after []byte) (*store.Snapshot, error) {
-	sn := store.Snapshot{ID: newID("snap_"), SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: c.toolCall().WorkspacePath(), AbsPath: c.target.Abs}
+	sn := store.Snapshot{ID: newID("snap_"), SessionID: c.sess.ID, MessageID: c.p.MessageID, Path: b.Path, AbsPath: b.Abs}
 	return review.Save(ctx, s.store, sn, b, after)
 }
 

@@ -220,48 +220,10 @@ func unknownMember(quoted string, names []string) error {
 		name = quoted
 	}
 	hint := ""
-	if near := nearestName(name, names); near != "" {
+	if near := tools.NearestName(name, names); near != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return invalidParams("invalid params: unknown member %q%s; this method takes %s", name, hint, strings.Join(names, ", "))
-}
-
-// nearestName is the name of names that name most likely misspells: the
-// same once case, '_' and '-' are ignored (session_id for sessionId), or
-// within an edit distance of about a third of its length; "" for none.
-func nearestName(name string, names []string) string {
-	fold := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
-	best, bestDist := "", len(name)/3+1
-	for _, n := range names {
-		if fold(n) == fold(name) {
-			return n
-		}
-		if d := editDistance(fold(n), fold(name)); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // jsonFields lists the JSON member names of the struct v points to.

@@ -23,6 +23,7 @@ func (s *Server) builtinTools() (*tools.Registry, error) {
 	defs := []*tools.Def{
 		tools.Read.Def(), tools.Glob.Def(), tools.Grep.Def(), tools.Write.Def(), tools.Edit.Def(), tools.Bash.Def(),
 		tools.NewContext.Def(), tools.ToolSearch.Def(), tools.Task.Def(), tools.Ask.Def(), tools.BrowserPreview.Def(),
+		tools.PluginCheck.Def(), tools.PluginScaffold.Def(), tools.PluginPack.Def(), tools.Skill.Def(),
 	}
 	modeTools := modes.Tools(s.store, func(tc *tools.Call) modes.Envelope { return callOf(tc) })
 	return tools.NewRegistry(append(defs, modeTools...)...)
@@ -82,6 +83,8 @@ func (c *call) VisibleTools() []tools.ToolInfo {
 	visible, _ := c.s.visibleTools(c.sess, "")
 	return visible
 }
+
+func (c *call) Skills() tools.SkillSet { return c.s.tools }
 
 func (c *call) Log() *slog.Logger { return c.s.log }
 

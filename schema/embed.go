@@ -6,12 +6,15 @@
 // these files (clients/node does), and the package's tests hold them to
 // the Go types and to every transcript in testdata, so the files cannot
 // drift from what hostcore sends.
+//
+// plugin.schema.json is no message: it is a plugin's manifest, which
+// PluginCheck validates against it (docs/plugins.md).
 package schema
 
 import "embed"
 
-// FS holds protocol.schema.json and tools.json, for Go code that validates
-// messages against the contract.
+// FS holds protocol.schema.json, tools.json and plugin.schema.json, for
+// Go code that validates messages and manifests against them.
 //
-//go:embed protocol.schema.json tools.json
+//go:embed protocol.schema.json tools.json plugin.schema.json
 var FS embed.FS

@@ -51,7 +51,8 @@ func TestSchemaLive(t *testing.T) {
 	lists := []map[string]any{d.call("tools.list", `{"sessionId":"s1"}`)}
 	d.call("tools.list", `{"sessionId":"s1","delegate":"helper"}`)
 	d.call("plugins.register", `{"pluginId":"acme","grants":["x"],"tools":[{"name":"echo"}]}`)
-	d.call("plugins.register", `{"pluginId":"acme","grants":["agent.tool.register"],"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"},"risk":"low"}]}`)
+	d.call("plugins.register", `{"pluginId":"acme","grants":["agent.tool.register"],"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"},"risk":"low"}],"skills":[{"name":"echoing","description":"How to echo.","instructions":"Call plugin_acme_echo.","baseDir":"/opt/acme/skills/echoing"}]}`)
+	lists = append(lists, d.call("tools.list", `{"sessionId":"s1"}`))
 
 	// run runs a tool in s1 and checks how it ended: want is its
 	// errorCode, "" for success.
@@ -86,6 +87,10 @@ func TestSchemaLive(t *testing.T) {
 	run("ts", "ToolSearch", `{"query":"browser"}`, "")
 	run("tk", "Task", `{"subagent":"helper","prompt":"look"}`, "")
 	run("pl", "plugin_acme_echo", `{"n":1}`, "")
+	run("sk", "Skill", `{"name":"echoing"}`, "")
+	run("ps", "PluginScaffold", `{"path":"plug","pluginId":"demo"}`, "")
+	run("pc", "PluginCheck", `{"path":"plug"}`, "")
+	run("pp", "PluginPack", `{"path":"plug"}`, "")
 	run("slow", "Write", `{"path":"slow.txt","content":"x"}`, "TOOL_DENIED") // card left unanswered: permission.cancelled
 	run("w1", "Read", `{"path":"a.txt"}`, "DUPLICATE_TOOL_CALL")             // a reused id
 	d.call("tools.execute", `{"sessionId":"s1","turnId":"t1","toolCallId":"rd","toolName":"Read","args":{"path":"a.txt"},"promptId":"p1","messageId":"m1","batchSize":1,"delegate":"helper"}`)

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"hostcore/handlers"
+	"hostcore/handlers/plugin"
 	"hostcore/handlers/tools"
 	"hostcore/schema"
 	"hostcore/store"
@@ -45,6 +46,12 @@ var goTypes = []struct {
 	{"/$defs/DiffHunk", reflect.TypeFor[tools.DiffHunk](), true, nil},
 	{"/$defs/ToolInfo", reflect.TypeFor[tools.ToolInfo](), true, nil},
 	{"/$defs/ReadDetails/anyOf/0", reflect.TypeFor[tools.ReadDetails](), true, nil},
+	{"/$defs/PluginCheckDetails", reflect.TypeFor[tools.PluginCheckDetails](), true, nil},
+	{"/$defs/PluginPackDetails", reflect.TypeFor[tools.PluginPackDetails](), true, nil},
+	{"/$defs/PluginScaffoldDetails", reflect.TypeFor[tools.PluginScaffoldDetails](), true, nil},
+	{"/$defs/PluginProblem", reflect.TypeFor[plugin.Problem](), true, nil},
+	{"/$defs/ScaffoldFile", reflect.TypeFor[tools.ScaffoldFile](), true, nil},
+	{"/$defs/SkillDetails", reflect.TypeFor[tools.SkillDetails](), true, nil},
 	{"/$defs/AuditRow", reflect.TypeFor[store.AuditRow](), true, []string{"externalPath", "errorCode", "delegate", "ruleId"}},
 }
 

@@ -64,6 +64,8 @@ type Host interface {
 	Request(ctx context.Context, method string, params, result any) error
 	// VisibleTools lists the tools the session's mode shows.
 	VisibleTools() []ToolInfo
+	// Skills are the skills plugins contribute (Skill).
+	Skills() SkillSet
 	Log() *slog.Logger
 	// Bash is what the Bash tool needs besides.
 	Bash() BashHost

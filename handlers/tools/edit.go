@@ -108,7 +108,7 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 	var snap *Before
 	var sn *store.Snapshot
 	if c.InWorkspace() {
-		snap = beforeOf(data[:size:size])
+		snap = beforeOf(c, data[:size:size])
 		if sn, err = c.Host.SaveSnapshot(ctx, snap, updated); err != nil {
 			return none, Fail(CodeToolFailed, "cannot save the review snapshot of %s, so the edit could not be undone; it was not made: %v", c.Target.Display, err)
 		}

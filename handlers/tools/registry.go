@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"hostcore/handlers/plugin"
 )
 
 //go:embed schemas/*.json
@@ -23,6 +25,8 @@ var schemaFS embed.FS
 type Registry struct {
 	mu     sync.RWMutex
 	byName map[string]*Def
+	// skills are the plugins' skills by name (Skill).
+	skills map[string]plugin.Skill
 }
 
 // NewRegistry attaches its embedded schema (schemas/<Name>.json) to every
@@ -33,7 +37,7 @@ func NewRegistry(defs ...*Def) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{byName: map[string]*Def{}}
+	r := &Registry{byName: map[string]*Def{}, skills: map[string]plugin.Skill{}}
 	for _, d := range defs {
 		sc, ok := schemas[d.Name]
 		if !ok {
@@ -64,18 +68,42 @@ func (r *Registry) All() []*Def {
 	return out
 }
 
-// ReplacePlugin withdraws every tool of the plugin and registers defs in
-// their place, at once.
-func (r *Registry) ReplacePlugin(id string, defs []*Def) {
+// ReplacePlugin withdraws every tool and skill of the plugin and
+// registers defs and skills in their place, at once.
+func (r *Registry) ReplacePlugin(id string, defs []*Def, skills []plugin.Skill) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.dropLocked(id)
 	for _, d := range defs {
 		r.byName[d.Name] = d
 	}
+	for _, sk := range skills {
+		r.skills[sk.Name] = sk
+	}
 }
 
-// DropPlugin withdraws every tool of a plugin and says how many there were.
+// Skill is the skill of that name; ok is false if no plugin has it.
+func (r *Registry) Skill(name string) (sk plugin.Skill, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	sk, ok = r.skills[name]
+	return sk, ok
+}
+
+// Skills lists the plugins' skills by name.
+func (r *Registry) Skills() []plugin.Skill {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]plugin.Skill, 0, len(r.skills))
+	for _, sk := range r.skills {
+		out = append(out, sk)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// DropPlugin withdraws every tool and skill of a plugin and says how many
+// tools there were.
 func (r *Registry) DropPlugin(id string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -83,6 +111,11 @@ func (r *Registry) DropPlugin(id string) int {
 }
 
 func (r *Registry) dropLocked(id string) int {
+	for name, sk := range r.skills {
+		if sk.PluginID == id {
+			delete(r.skills, name)
+		}
+	}
 	n := 0
 	for name, d := range r.byName {
 		if d.PluginID == id {

@@ -46,8 +46,11 @@ type DiffHunk struct {
 	Lines    []string `json:"lines"`
 }
 
-// Before is a file's state captured before a workspace mutation.
+// Before is a file's state captured before a workspace mutation, and
+// the file: its path as its snapshot names it (WorkspacePath) and its
+// canonical path.
 type Before struct {
+	Path, Abs  string
 	Existed    bool
 	Data       []byte
 	Reversible bool
@@ -62,21 +65,21 @@ func captureBefore(c *Call) (*Before, error) {
 	data, _, err := sandbox.ReadFileLimit(c.Target, ReviewMaxSnapshot)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &Before{Existed: false, Reversible: true}, nil
+		return &Before{Path: c.WorkspacePath(), Abs: c.Target.Abs, Existed: false, Reversible: true}, nil
 	case errors.Is(err, sandbox.ErrTooLarge):
-		return &Before{Existed: true, Reversible: false}, nil
+		return &Before{Path: c.WorkspacePath(), Abs: c.Target.Abs, Existed: true, Reversible: false}, nil
 	case err != nil:
 		return nil, err
 	}
-	return &Before{Existed: true, Data: data, Reversible: true}, nil
+	return &Before{Path: c.WorkspacePath(), Abs: c.Target.Abs, Existed: true, Data: data, Reversible: true}, nil
 }
 
 // beforeOf is the state of a file whose bytes the tool already read (Edit).
-func beforeOf(data []byte) *Before {
+func beforeOf(c *Call, data []byte) *Before {
 	if len(data) > ReviewMaxSnapshot {
-		return &Before{Existed: true, Reversible: false}
+		return &Before{Path: c.WorkspacePath(), Abs: c.Target.Abs, Existed: true, Reversible: false}
 	}
-	return &Before{Existed: true, Data: data, Reversible: true}
+	return &Before{Path: c.WorkspacePath(), Abs: c.Target.Abs, Existed: true, Data: data, Reversible: true}
 }
 
 // reviewOf builds the review record of a mutation that ran.

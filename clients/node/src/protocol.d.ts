@@ -793,6 +793,12 @@ export interface PluginsRegisterParams {
    * @maxItems 256
    */
   tools?: PluginToolDefinition[];
+  /**
+   * The plugin's skills (listed in the catalog under Skill); registering replaces those it had.
+   *
+   * @maxItems 64
+   */
+  skills?: PluginSkillDefinition[];
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -812,6 +818,28 @@ export interface PluginToolDefinition {
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PluginSkillDefinition".
+ */
+export interface PluginSkillDefinition {
+  /**
+   * Unique among every plugin's skills.
+   */
+  name: string;
+  /**
+   * What the catalog says of the skill.
+   */
+  description: string;
+  /**
+   * What Skill returns; at most 128 KiB, 1 MiB for a registration's skills together.
+   */
+  instructions?: string;
+  /**
+   * The skill's folder, an absolute path, returned with its instructions.
+   */
+  baseDir?: string;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
  * via the `definition` "PluginsRegisterResult".
  */
 export interface PluginsRegisterResult {
@@ -823,6 +851,10 @@ export interface PluginsRegisterResult {
    * Why nothing was registered (the grant is missing).
    */
   message?: string;
+  /**
+   * The skills' names; present when the params had skills.
+   */
+  skills?: string[];
 }
 /**
  * At most one of workspace and sessionId; neither lists every workspace's rules.
@@ -1150,6 +1182,10 @@ export interface ToolDetails {
   SubmitGoal?: SubmitDetails;
   ToolSearch?: ToolSearchDetails;
   Task?: TaskDetails;
+  PluginCheck?: PluginCheckDetails;
+  PluginScaffold?: PluginScaffoldDetails;
+  PluginPack?: PluginPackDetails;
+  Skill?: SkillDetails;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -1256,6 +1292,94 @@ export interface TaskDetails {
   subagent: string;
   prompt: string;
   tools: string[];
+}
+/**
+ * What PluginCheck found (and, with valid false, why PluginPack packed nothing).
+ *
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PluginCheckDetails".
+ */
+export interface PluginCheckDetails {
+  valid: boolean;
+  pluginId: string;
+  version: string;
+  /**
+   * Exposed names.
+   */
+  tools: string[];
+  skills: string[];
+  /**
+   * The files a pack holds.
+   */
+  files: number;
+  /**
+   * Every problem, at most 200.
+   */
+  problems: PluginProblem[];
+  /**
+   * Problems past the 200 listed.
+   */
+  moreProblems?: number;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PluginProblem".
+ */
+export interface PluginProblem {
+  /**
+   * Relative to the plugin's directory.
+   */
+  file: string;
+  message: string;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PluginScaffoldDetails".
+ */
+export interface PluginScaffoldDetails {
+  pluginId: string;
+  files: ScaffoldFile[];
+}
+/**
+ * One file PluginScaffold wrote, with its own review record (the result's review is the manifest's).
+ *
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "ScaffoldFile".
+ */
+export interface ScaffoldFile {
+  path: string;
+  bytes: number;
+  created: boolean;
+  review?: ReviewChange;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "PluginPackDetails".
+ */
+export interface PluginPackDetails {
+  /**
+   * The archive, absolute, in the session's scratch directory.
+   */
+  path: string;
+  size: number;
+  sha256: string;
+  pluginId: string;
+  version: string;
+  files: number;
+  /**
+   * Written, but its directory could not be synced.
+   */
+  warning?: string;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "SkillDetails".
+ */
+export interface SkillDetails {
+  name: string;
+  pluginId: string;
+  description: string;
+  baseDir?: string;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -1436,6 +1560,48 @@ export interface GrepArgs {
 }
 
 /**
+ * The arguments of the PluginCheck tool.
+ */
+export interface PluginCheckArgs {
+  /**
+   * The plugin's directory, the one holding plugin.json: relative to the workspace root, or an absolute path in the workspace or the scratch directory.
+   */
+  path: string;
+}
+
+/**
+ * The arguments of the PluginPack tool.
+ */
+export interface PluginPackArgs {
+  /**
+   * The directory of the plugin to pack, the one holding plugin.json: relative to the workspace root, or an absolute path in the workspace or the scratch directory.
+   */
+  path: string;
+}
+
+/**
+ * The arguments of the PluginScaffold tool.
+ */
+export interface PluginScaffoldArgs {
+  /**
+   * The directory the new plugin goes in (created if missing), relative to the workspace root.
+   */
+  path: string;
+  /**
+   * The plugin's id: 1-64 characters of A-Z a-z 0-9 _.
+   */
+  pluginId: string;
+  /**
+   * The plugin's semantic version; default 0.1.0.
+   */
+  version?: string;
+  /**
+   * What the plugin does, in one sentence.
+   */
+  description?: string;
+}
+
+/**
  * The arguments of the Read tool.
  */
 export interface ReadArgs {
@@ -1451,6 +1617,16 @@ export interface ReadArgs {
    * Most lines to return (default and bounds: see the tool description).
    */
   limit?: number;
+}
+
+/**
+ * The arguments of the Skill tool.
+ */
+export interface SkillArgs {
+  /**
+   * The skill's name, as the catalog lists it under Skill.
+   */
+  name: string;
 }
 
 /**
@@ -1593,7 +1769,11 @@ export interface ToolArgs {
   "EnterPlanMode": EnterPlanModeArgs;
   "Glob": GlobArgs;
   "Grep": GrepArgs;
+  "PluginCheck": PluginCheckArgs;
+  "PluginPack": PluginPackArgs;
+  "PluginScaffold": PluginScaffoldArgs;
   "Read": ReadArgs;
+  "Skill": SkillArgs;
   "SubmitGoal": SubmitGoalArgs;
   "SubmitPlan": SubmitPlanArgs;
   "Task": TaskArgs;
