@@ -214,6 +214,7 @@ func run(args []string) int {
 		return 1
 	}
 	defer h.Close()
+	context.AfterFunc(ctx, h.StopBackground) // a stop kills the background commands at once
 	defer sweepInBackground(ctx, h, log)()
 	log.Info("hostcore ready", "version", version, "dataDir", dir, "permissionTimeout", timeout.String())
 	if err := srv.Run(ctx, h.Methods()); err != nil {
@@ -475,6 +476,7 @@ func runMCP(args []string) int {
 		return 1
 	}
 	defer h.Close()
+	context.AfterFunc(ctx, h.StopBackground) // a stop kills the background commands at once
 	defer sweepInBackground(ctx, h, log)()
 	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version, ToolsWorkspace: filepath.Join(dir, "mcp-tools")}
 	if *workspace == "" {

@@ -117,15 +117,16 @@ func TestToolsListPerMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		perms.OpAgent: {"Bash", "BrowserPreview", "Edit", "EnterGoalMode", "EnterPlanMode", "Glob", "Grep", "Read", "ToolSearch", "Write", "asktool", "new_context", "plugin_p_x"},
-		perms.OpPlan:  {"Bash", "BrowserPreview", "Glob", "Grep", "Read", "SubmitPlan", "ToolSearch", "asktool", "new_context"},
-		perms.OpGoal:  {"Bash", "BrowserPreview", "Glob", "Grep", "Read", "SubmitGoal", "ToolSearch", "asktool", "new_context"},
+		perms.OpAgent: {"Bash", "BashOutput", "BrowserPreview", "Edit", "EnterGoalMode", "EnterPlanMode", "Glob", "Grep", "KillShell", "Read", "ToolSearch", "Write", "asktool", "new_context", "plugin_p_x"},
+		perms.OpPlan:  {"Bash", "BashOutput", "BrowserPreview", "Glob", "Grep", "KillShell", "Read", "SubmitPlan", "ToolSearch", "asktool", "new_context"},
+		perms.OpGoal:  {"Bash", "BashOutput", "BrowserPreview", "Glob", "Grep", "KillShell", "Read", "SubmitGoal", "ToolSearch", "asktool", "new_context"},
 	}
 	wantDeferred := map[string][]string{
-		perms.OpAgent: {"BrowserPreview", "Glob", "Grep", "plugin_p_x"},
-		// Section 2.1 limits only Glob and Grep's deferral to Agent.
-		perms.OpPlan: {"BrowserPreview"},
-		perms.OpGoal: {"BrowserPreview"},
+		perms.OpAgent: {"BashOutput", "BrowserPreview", "Glob", "Grep", "KillShell", "plugin_p_x"},
+		// Section 2.1 limits only Glob and Grep's deferral to Agent;
+		// BashOutput and KillShell are on demand wherever Bash is.
+		perms.OpPlan: {"BashOutput", "BrowserPreview", "KillShell"},
+		perms.OpGoal: {"BashOutput", "BrowserPreview", "KillShell"},
 	}
 	for mode, names := range want {
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {

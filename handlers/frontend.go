@@ -99,8 +99,9 @@ func (s *Server) FrontendTools(ctx context.Context, sessionID string) ([]Fronten
 		if t == nil || t.Name == "BrowserPreview" {
 			continue
 		}
-		switch t.Class {
-		case perms.ClassRead, perms.ClassEdit, perms.ClassExec:
+		switch {
+		// KillShell ends what the frontend's own Bash ran in the background.
+		case t.Class == perms.ClassRead, t.Class == perms.ClassEdit, t.Class == perms.ClassExec, t.Name == "KillShell":
 			out = append(out, FrontendTool{
 				Name: t.Name, Description: t.Description, InputSchema: t.SchemaJSON,
 				ReadOnly: t.Class == perms.ClassRead, Destructive: t.Class != perms.ClassRead,

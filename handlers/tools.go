@@ -7,6 +7,7 @@ import (
 
 	"hostcore/handlers/tools"
 	"hostcore/perms/redact"
+	"hostcore/sandbox/background"
 	"hostcore/sandbox/process"
 	"hostcore/store"
 )
@@ -22,6 +23,7 @@ func (s *Server) builtinTools() (*tools.Registry, error) {
 	defs := []*tools.Def{
 		tools.Read.Def(), tools.Glob.Def(), tools.Grep.Def(), tools.Write.Def(), tools.Edit.Def(), tools.Bash.Def(),
 		tools.NewContext.Def(), tools.ToolSearch.Def(), tools.Task.Def(), tools.Ask.Def(), tools.BrowserPreview.Def(),
+		tools.BashOutput.Def(), tools.KillShell.Def(),
 	}
 	return tools.NewRegistry(append(defs, s.modeTools()...)...)
 }
@@ -109,3 +111,5 @@ func (b bashHost) Sandbox(a tools.BashArgs, env []string) (tools.BashSandbox, er
 }
 
 func (b bashHost) CardNote(a tools.BashArgs) string { return b.c.bashCardNote(a) }
+
+func (b bashHost) Background() *background.Registry { return b.c.s.bg }

@@ -31,6 +31,18 @@ type Shell struct {
 	took     time.Duration
 }
 
+// Files are the paths of the streams' files: stdout's, then stderr's
+// (one merged stream under a terminal).
+func (sh *Shell) Files() []string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var out []string
+	for _, st := range sh.streams {
+		out = append(out, st.path)
+	}
+	return out
+}
+
 // Done is closed once the command has ended and its tree is gone.
 func (sh *Shell) Done() <-chan struct{} { return sh.done }
 
