@@ -1047,7 +1047,7 @@ export interface ShellExitedParams {
   /**
    * Who ended it, when hostcore did.
    */
-  killedBy?: "KillShell" | "session.delete";
+  killedBy?: "KillShell" | "session.delete" | "shutdown";
   startError?: string;
   durationMs: number;
   stdoutBytes: number;
@@ -1163,7 +1163,7 @@ export interface BashOutputDetails {
    */
   exitCode: number | null;
   signal?: string;
-  killedBy?: "KillShell" | "session.delete";
+  killedBy?: "KillShell" | "session.delete" | "shutdown";
   startError?: string;
   durationMs: number;
   stdout: string;
