@@ -17,9 +17,23 @@ func TestMCPBackgroundCommands(t *testing.T) {
 	t.Parallel()
 	ws, data := newWorkspace(t)
 	h := startMCP(t, nil, "--workspace", ws, "--data-dir", data, "--permission-mode", "auto")
-	for _, name := range []string{"Bash", "BashOutput", "KillShell"} {
-		if !hasTool(t, h, name) {
-			t.Fatalf("tools/list offers no %s", name)
+	list, err := h.cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := map[string]string{}
+	for _, tool := range list.Tools {
+		if a := tool.Annotations; a != nil {
+			hints[tool.Name] = fmt.Sprintf("readOnly=%v idempotent=%v destructive=%v", a.ReadOnlyHint, a.IdempotentHint, a.DestructiveHint != nil && *a.DestructiveHint)
+		}
+	}
+	// A read returns what is new since the last: not idempotent.
+	for name, want := range map[string]string{
+		"BashOutput": "readOnly=true idempotent=false destructive=false",
+		"KillShell":  "readOnly=false idempotent=false destructive=true",
+	} {
+		if hints[name] != want {
+			t.Errorf("%s: %q, want %q", name, hints[name], want)
 		}
 	}
 	ctx := t.Context()
