@@ -197,13 +197,8 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[any], error) {
 type BashDetails struct {
 	// ExitCode is null when a signal ended the command (as Node's
 	// child_process reports it: no exit code, the signal named).
-	ExitCode        *int   `json:"exitCode"`
-	Stdout          string `json:"stdout"`
-	Stderr          string `json:"stderr"`
-	StdoutTruncated bool   `json:"stdoutTruncated"`
-	StderrTruncated bool   `json:"stderrTruncated"`
-	StdoutBytes     int64  `json:"stdoutBytes"`
-	StderrBytes     int64  `json:"stderrBytes"`
+	ExitCode *int `json:"exitCode"`
+	BashStreams
 	TimedOut        bool   `json:"timedOut"`
 	Shell           string `json:"shell"`
 	Signal          string `json:"signal,omitempty"`
@@ -222,14 +217,25 @@ type BashDetails struct {
 	SandboxReason string `json:"sandboxReason,omitempty"`
 }
 
+// BashStreams are a command's two streams as a result shows them, each
+// cut to its head and tail (Truncated), with the bytes it wrote.
+type BashStreams struct {
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdoutTruncated"`
+	StderrTruncated bool   `json:"stderrTruncated"`
+	StdoutBytes     int64  `json:"stdoutBytes"`
+	StderrBytes     int64  `json:"stderrBytes"`
+}
+
 // bashResult renders a finished command: details with both streams kept
 // apart, and the text the model reads. A command that did not exit 0 is
 // a failure whose text is the same.
 func bashResult(res process.Result, shell string, a BashArgs) (Out[BashDetails], *Failure) {
 	d := BashDetails{
-		Stdout: res.Stdout.Text(), Stderr: res.Stderr.Text(),
-		StdoutTruncated: res.Stdout.Truncated, StderrTruncated: res.Stderr.Truncated,
-		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total,
+		BashStreams: BashStreams{Stdout: res.Stdout.Text(), Stderr: res.Stderr.Text(),
+			StdoutTruncated: res.Stdout.Truncated, StderrTruncated: res.Stderr.Truncated,
+			StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total},
 		TimedOut: res.TimedOut, Shell: shell, Signal: res.Signal,
 		StdoutFileCut: res.Stdout.FullCut, StderrFileCut: res.Stderr.FullCut,
 		StdoutFile: res.Stdout.FullPath, StderrFile: res.Stderr.FullPath,

@@ -39,17 +39,12 @@ type BashOutputDetails struct {
 	ShellID string `json:"shellId"`
 	State   string `json:"state"`
 	// ExitCode is null while it runs and when a signal ended it.
-	ExitCode         *int   `json:"exitCode"`
-	Signal           string `json:"signal,omitempty"`
-	KilledBy         string `json:"killedBy,omitempty"`
-	StartError       string `json:"startError,omitempty"`
-	DurationMs       int64  `json:"durationMs"`
-	Stdout           string `json:"stdout"`
-	Stderr           string `json:"stderr"`
-	StdoutTruncated  bool   `json:"stdoutTruncated"`
-	StderrTruncated  bool   `json:"stderrTruncated"`
-	StdoutBytes      int64  `json:"stdoutBytes"`
-	StderrBytes      int64  `json:"stderrBytes"`
+	ExitCode   *int   `json:"exitCode"`
+	Signal     string `json:"signal,omitempty"`
+	KilledBy   string `json:"killedBy,omitempty"`
+	StartError string `json:"startError,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+	BashStreams
 	StdoutTotalBytes int64  `json:"stdoutTotalBytes"`
 	StderrTotalBytes int64  `json:"stderrTotalBytes"`
 	StdoutFile       string `json:"stdoutFile"`

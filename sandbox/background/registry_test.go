@@ -5,11 +5,12 @@ package background
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,21 +28,31 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// marker is a sleep duration unique to a test: its processes are found in
-// /proc by it.
-func marker() string { return fmt.Sprintf("%d.%03d", 3000+rand.IntN(6000), rand.IntN(1000)) }
+// pidsFile is where a test's commands write the pid of each process they
+// start (`echo $! >> FILE`), to be looked for after a kill.
+func pidsFile(t *testing.T) string { return filepath.Join(t.TempDir(), "pids") }
 
-// survivors lists the pids whose command line is "sleep <m>".
-func survivors(m string) []string {
-	var out []string
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		b, err := os.ReadFile(d + "/cmdline")
-		if err == nil && strings.Contains(string(b), "sleep\x00"+m) {
-			out = append(out, filepath.Base(d))
+// alive reads the pids a test's commands wrote and returns those still
+// running: all of them, or none once the reaper has killed the tree and
+// reaped it.
+func alive(file string) (pids []int) {
+	b, _ := os.ReadFile(file)
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		if syscall.Kill(pid, 0) == nil {
+			pids = append(pids, pid)
 		}
 	}
-	return out
+	return pids
+}
+
+// sleeps is a command that starts n long sleeps, each noting its pid in
+// file, and waits.
+func sleeps(file string, n int) string {
+	return strings.Repeat(fmt.Sprintf("sleep 1000 & echo $! >>%s; ", file), n) + "wait"
 }
 
 // waitFor polls cond for up to 20 s.
@@ -172,13 +183,13 @@ func TestKillEndsTheWholeTree(t *testing.T) {
 	var ex exits
 	r := New(ex.add)
 	defer r.Close()
-	m := marker()
-	sh := start(t, r, "s", fmt.Sprintf("setsid sleep %[1]s & (sleep %[1]s &); sleep %[1]s", m))
-	waitFor(t, "three sleeps", func() bool { return len(survivors(m)) == 3 })
+	pids := pidsFile(t)
+	sh := start(t, r, "s", fmt.Sprintf("setsid sleep 1000 & echo $! >>%[1]s; (sleep 1000 & echo $! >>%[1]s); sleep 1000 & echo $! >>%[1]s; wait", pids))
+	waitFor(t, "three sleeps", func() bool { return len(alive(pids)) == 3 })
 	if !sh.Kill(KilledByKillShell) {
 		t.Fatal("Kill says the command had ended on its own")
 	}
-	if left := survivors(m); len(left) > 0 {
+	if left := alive(pids); len(left) > 0 {
 		t.Fatalf("survivors after Kill: %v", left)
 	}
 	o := sh.State()
@@ -194,26 +205,31 @@ func TestKillEndsTheWholeTree(t *testing.T) {
 func TestTheNinthIsRefusedAndEndSessionKillsAll(t *testing.T) {
 	r := New(nil)
 	defer r.Close()
-	m := marker()
+	pids, otherPids := pidsFile(t), pidsFile(t)
 	var shells []*Shell
 	for range MaxRunning {
-		shells = append(shells, start(t, r, "s", "sleep "+m))
+		shells = append(shells, start(t, r, "s", sleeps(pids, 1)))
 	}
 	_, err := r.Start(Options{SessionID: "s", Dir: t.TempDir(), Spec: process.Spec{Path: "/bin/bash", Args: []string{"-c", "true"}}})
 	if !errors.Is(err, ErrLimit) {
 		t.Fatalf("the ninth: %v, want ErrLimit", err)
 	}
 	// Another session has its own count.
-	other := start(t, r, "other", "sleep "+m)
-	waitFor(t, "nine sleeps", func() bool { return len(survivors(m)) == MaxRunning+1 })
+	other := start(t, r, "other", sleeps(otherPids, 1))
+	waitFor(t, "nine sleeps", func() bool {
+		return len(alive(pids)) == MaxRunning && len(alive(otherPids)) == 1
+	})
 	r.EndSession("s")
 	for _, sh := range shells {
 		if o := sh.State(); o.State != StateExited || o.KilledBy != KilledBySession {
 			t.Fatalf("after EndSession: %+v", o)
 		}
 	}
-	if n := len(survivors(m)); n != 1 {
-		t.Fatalf("%d sleeps left after EndSession, want the other session's 1", n)
+	if left := alive(pids); len(left) > 0 {
+		t.Fatalf("EndSession left %v running", left)
+	}
+	if left := alive(otherPids); len(left) != 1 {
+		t.Fatal("EndSession killed another session's command")
 	}
 	if _, err := r.Get("s", shells[0].ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a shell of an ended session: %v", err)
@@ -222,7 +238,7 @@ func TestTheNinthIsRefusedAndEndSessionKillsAll(t *testing.T) {
 		t.Fatal("another session's shell is found in this one")
 	}
 	r.Close()
-	if left := survivors(m); len(left) > 0 {
+	if left := alive(otherPids); len(left) > 0 {
 		t.Fatalf("survivors after Close: %v", left)
 	}
 	if _, err := r.Start(Options{SessionID: "s", Dir: t.TempDir(), Spec: process.Spec{Path: "/bin/bash", Args: []string{"-c", "true"}}}); !errors.Is(err, ErrClosed) {
