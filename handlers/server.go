@@ -76,10 +76,11 @@ type Server struct {
 	log    *slog.Logger
 	grants perms.Grants
 	tools  *tools.Registry
-	slots  chan struct{}        // global mutation slots
-	warm   *process.Warm        // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
-	snap   *shellenv.Cache      // the login profile's snapshot for Bash commands (bash_snapshot.go)
-	bg     *background.Registry // the commands Bash runs in the background
+	slots  chan struct{}   // global mutation slots
+	warm   *process.Warm   // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
+	snap   *shellenv.Cache // the login profile's snapshot for Bash commands (bash_snapshot.go)
+	// bg holds the commands Bash runs in the background.
+	bg *background.Registry
 	// pluginTimeout bounds every plugin call (pluginTimeout; tests shorten it).
 	pluginTimeout time.Duration
 

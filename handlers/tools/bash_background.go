@@ -64,8 +64,8 @@ func startBackground(ctx context.Context, c *Call, bh BashHost, spec process.Spe
 	if ctx.Err() != nil {
 		return Out[any]{}, ErrAborted // nothing started
 	}
-	// No tool.output: the call answers before the command writes.
-	spec.OnOutput = nil
+	// Its output goes to the registry, not to tool.output: the call
+	// answers before the command writes.
 	sh, err := bh.Background().Start(background.Options{SessionID: c.SessionID, ToolCallID: c.ToolCallID, Dir: c.Scratch, Spec: spec})
 	switch {
 	case errors.Is(err, background.ErrLimit):
