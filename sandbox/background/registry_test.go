@@ -264,3 +264,23 @@ func TestEndedShellsAreKeptBounded(t *testing.T) {
 		t.Fatalf("the newest: %v", err)
 	}
 }
+
+// TestATerminalIsOneStream: under a terminal stdout and stderr are one
+// merged stream, with one file.
+func TestATerminalIsOneStream(t *testing.T) {
+	r := New(nil)
+	defer r.Close()
+	sh, err := r.Start(Options{SessionID: "s", Dir: t.TempDir(),
+		Spec: process.Spec{Path: "/bin/bash", Args: []string{"-c", "echo out; echo err >&2"}, Dir: t.TempDir(), TTY: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-sh.Done()
+	o := sh.Read()
+	if len(o.Streams) != 1 || len(sh.Files()) != 1 || o.Streams[0].Name != "stdout" {
+		t.Fatalf("streams under a terminal: %+v", o.Streams)
+	}
+	if got := o.Streams[0].New.Text(); got != "out\r\nerr\r\n" {
+		t.Fatalf("merged output %q", got)
+	}
+}
