@@ -122,6 +122,9 @@ func (r *Registry) Start(o Options) (*Shell, error) {
 		st, err := openStream(o.Dir, id, name)
 		if err != nil {
 			sh.closeFiles()
+			for _, st := range sh.streams {
+				os.Remove(st.path)
+			}
 			return nil, fmt.Errorf("creating the output file: %w", err)
 		}
 		sh.streams = append(sh.streams, st)
