@@ -29,8 +29,8 @@ import (
 // spread). BENCH_REPS sets the repetitions (default 7), BENCH_READ_CALLS
 // the calls in each Read timing (default 2,000); BENCH_ROWS a
 // comma-separated subset of row keys (grep, glob, read, write, bash,
-// bashshort, sandbox, bashprofile, startup, parallel, farread, editrss,
-// auditrss); BENCH_BIN a hostcore binary to time instead of building this
+// bashshort, sandbox, bashprofile, startup, parallel, bgstart, farread,
+// editrss, auditrss); BENCH_BIN a hostcore binary to time instead of building this
 // tree's. It installs nothing: without ripgrep
 // the rows that compare against it say how to get it.
 func BenchmarkTable(b *testing.B) {
@@ -80,6 +80,9 @@ func BenchmarkTable(b *testing.B) {
 		}
 		if on("parallel") {
 			rows = append(rows, benchParallel(b, bin, max(3, reps/2)))
+		}
+		if on("bgstart") {
+			rows = append(rows, benchBackgroundStart(b, bin, reps))
 		}
 		rows = append(rows, benchBigFiles(b, bin, reps, on)...)
 	}

@@ -214,6 +214,7 @@ func run(args []string) int {
 		return 1
 	}
 	defer h.Close()
+	context.AfterFunc(ctx, h.StopBackground) // a stop kills the background commands at once
 	defer sweepInBackground(ctx, h, log)()
 	log.Info("hostcore ready", "version", version, "dataDir", dir, "permissionTimeout", timeout.String())
 	if err := srv.Run(ctx, h.Methods()); err != nil {
@@ -475,6 +476,7 @@ func runMCP(args []string) int {
 		return 1
 	}
 	defer h.Close()
+	context.AfterFunc(ctx, h.StopBackground) // a stop kills the background commands at once
 	defer sweepInBackground(ctx, h, log)()
 	opts := mcp.Options{Workspace: *workspace, PermissionMode: *permMode, Version: version, ToolsWorkspace: filepath.Join(dir, "mcp-tools")}
 	if *workspace == "" {
@@ -520,9 +522,10 @@ func (b mcpBackend) FrontendTools(ctx context.Context, sessionID string) ([]mcp.
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
 		// Reads and a Write of the same content have no further effect when
-		// repeated; a command may reach the network.
+		// repeated (but BashOutput: a read returns what is new since the
+		// last); a command may reach the network.
 		out = append(out, mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly, Destructive: t.Destructive,
-			Idempotent: t.ReadOnly || t.Name == "Write", OpenWorld: t.Name == "Bash"})
+			Idempotent: (t.ReadOnly && t.Name != "BashOutput") || t.Name == "Write", OpenWorld: t.Name == "Bash"})
 	}
 	return out, err
 }

@@ -33,7 +33,7 @@ func (c *call) cardRaw() map[string]string {
 	switch a := c.typed.(type) {
 	case *tools.BashArgs:
 		raw["command"] = a.Command
-		if note := c.bashCardNote(*a); note != "" {
+		if note := c.bashCardNote(*a) + a.BackgroundNote(); note != "" {
 			raw["note"] = strings.TrimSpace(note)
 		}
 	case *tools.EditArgs:

@@ -122,15 +122,16 @@ func TestToolsListPerMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		perms.OpAgent: {"Bash", "BrowserPreview", "Edit", "EnterGoalMode", "EnterPlanMode", "Glob", "Grep", "PluginCheck", "PluginPack", "PluginScaffold", "Read", "ToolSearch", "Write", "asktool", "new_context", "plugin_p_x"},
-		perms.OpPlan:  {"Bash", "BrowserPreview", "Glob", "Grep", "PluginCheck", "Read", "SubmitPlan", "ToolSearch", "asktool", "new_context"},
-		perms.OpGoal:  {"Bash", "BrowserPreview", "Glob", "Grep", "PluginCheck", "Read", "SubmitGoal", "ToolSearch", "asktool", "new_context"},
+		perms.OpAgent: {"Bash", "BashOutput", "BrowserPreview", "Edit", "EnterGoalMode", "EnterPlanMode", "Glob", "Grep", "KillShell", "PluginCheck", "PluginPack", "PluginScaffold", "Read", "ToolSearch", "Write", "asktool", "new_context", "plugin_p_x"},
+		perms.OpPlan:  {"Bash", "BashOutput", "BrowserPreview", "Glob", "Grep", "KillShell", "PluginCheck", "Read", "SubmitPlan", "ToolSearch", "asktool", "new_context"},
+		perms.OpGoal:  {"Bash", "BashOutput", "BrowserPreview", "Glob", "Grep", "KillShell", "PluginCheck", "Read", "SubmitGoal", "ToolSearch", "asktool", "new_context"},
 	}
 	wantDeferred := map[string][]string{
-		perms.OpAgent: {"BrowserPreview", "Glob", "Grep", "PluginCheck", "PluginPack", "PluginScaffold", "plugin_p_x"},
-		// Section 2.1 limits only Glob and Grep's deferral to Agent.
-		perms.OpPlan: {"BrowserPreview", "PluginCheck"},
-		perms.OpGoal: {"BrowserPreview", "PluginCheck"},
+		perms.OpAgent: {"BashOutput", "BrowserPreview", "Glob", "Grep", "KillShell", "PluginCheck", "PluginPack", "PluginScaffold", "plugin_p_x"},
+		// Section 2.1 limits only Glob and Grep's deferral to Agent;
+		// BashOutput and KillShell are on demand wherever Bash is.
+		perms.OpPlan: {"BashOutput", "BrowserPreview", "KillShell", "PluginCheck"},
+		perms.OpGoal: {"BashOutput", "BrowserPreview", "KillShell", "PluginCheck"},
 	}
 	for mode, names := range want {
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool {

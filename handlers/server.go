@@ -18,6 +18,7 @@ import (
 	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/rpc"
+	"hostcore/sandbox/background"
 	"hostcore/sandbox/process"
 	"hostcore/sandbox/shellenv"
 	"hostcore/store"
@@ -67,6 +68,8 @@ type Server struct {
 	slots  chan struct{}   // global mutation slots
 	warm   *process.Warm   // a reaper started ahead for the next Bash command; nil unless Config.WarmReaper
 	snap   *shellenv.Cache // the login profile's snapshot for Bash commands (bash_snapshot.go)
+	// bg holds the commands Bash runs in the background.
+	bg *background.Registry
 	// pluginTimeout bounds every plugin call (pluginTimeout; tests shorten it).
 	pluginTimeout time.Duration
 
@@ -98,18 +101,26 @@ func New(cfg Config, st *store.Store, client Client, log *slog.Logger) (*Server,
 		s.warm = process.NewWarm(tools.BashWarmIdle)
 	}
 	s.snap = newShellCache(cfg, log)
+	s.bg = background.New(tools.ShellExitedNotice(func(method string, params any) { client.Notify(context.Background(), method, params) }))
 	return s, nil
 }
 
 // Close lets go of what the Server keeps ready between calls (the warm
-// reaper, the shell snapshot and a take of it that runs) and waits until
-// it has. Call it once the connection is done.
+// reaper, the shell snapshot and a take of it that runs), kills the
+// background commands, and waits until it has. Call it once the
+// connection is done.
 func (s *Server) Close() {
+	s.bg.Close()
 	if s.warm != nil {
 		s.warm.Close()
 	}
 	s.snap.Close()
 }
+
+// StopBackground kills every background command and waits until their
+// trees are gone: main calls it as hostcore begins to stop, so that they
+// go within the stop's bound, beside the calls being cancelled.
+func (s *Server) StopBackground() { s.bg.Close() }
 
 // Methods is the method table: each method's kind and body, read by
 // rpc's dispatcher. Configuring methods finish before any later line is

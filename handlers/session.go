@@ -274,6 +274,7 @@ func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, e
 		case <-deadline:
 		}
 	}
+	s.bg.EndSession(p.SessionID) // its background commands, with their trees
 	if err := s.store.DeleteSession(ctx, p.SessionID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, storageError("deleting session", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"hostcore/handlers/modes"
 	"hostcore/handlers/tools"
 	"hostcore/perms/redact"
+	"hostcore/sandbox/background"
 	"hostcore/sandbox/process"
 	"hostcore/store"
 )
@@ -24,6 +25,7 @@ func (s *Server) builtinTools() (*tools.Registry, error) {
 		tools.Read.Def(), tools.Glob.Def(), tools.Grep.Def(), tools.Write.Def(), tools.Edit.Def(), tools.Bash.Def(),
 		tools.NewContext.Def(), tools.ToolSearch.Def(), tools.Task.Def(), tools.Ask.Def(), tools.BrowserPreview.Def(),
 		tools.PluginCheck.Def(), tools.PluginScaffold.Def(), tools.PluginPack.Def(), tools.Skill.Def(),
+		tools.BashOutput.Def(), tools.KillShell.Def(),
 	}
 	modeTools := modes.Tools(s.store, func(tc *tools.Call) modes.Envelope { return callOf(tc) })
 	return tools.NewRegistry(append(defs, modeTools...)...)
@@ -114,3 +116,5 @@ func (b bashHost) Sandbox(a tools.BashArgs, env []string) (tools.BashSandbox, er
 }
 
 func (b bashHost) CardNote(a tools.BashArgs) string { return b.c.bashCardNote(a) }
+
+func (b bashHost) Background() *background.Registry { return b.c.s.bg }

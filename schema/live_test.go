@@ -81,6 +81,14 @@ func TestSchemaLive(t *testing.T) {
 	} else {
 		d.call("permissions.remove", fmt.Sprintf(`{"ruleId":%q}`, list[0].(map[string]any)["ruleId"]))
 	}
+	// A background command: started (on a card), read, killed, read
+	// again (exited); shell.exited follows the kill.
+	bg, _ := run("bg", "Bash", `{"command":"echo started; sleep 30","runInBackground":true}`, "")["details"].(map[string]any)
+	shell := fmt.Sprintf(`{"shellId":%q}`, bg["shellId"])
+	run("bo1", "BashOutput", shell, "")
+	run("ks", "KillShell", shell, "")
+	run("bo2", "BashOutput", shell, "")
+	run("bo3", "BashOutput", `{"shellId":"bash_none"}`, "INVALID_ARGUMENT")
 	run("bp", "BrowserPreview", `{"path":"page.html"}`, "")
 	run("q1", "asktool", `{"questions":[{"id":"go","question":"Go on?"},{"id":"pick","question":"Which?","multiSelect":true,"options":[{"label":"a","description":"A"}]}]}`, "")
 	run("nc", "new_context", `{}`, "")
@@ -131,7 +139,7 @@ func TestSchemaLive(t *testing.T) {
 	d.call("shutdown", `{}`)
 	d.exit()
 	checkToolSchemas(t, k, lists...)
-	for _, m := range []string{"tool.output", "permission.request", "permission.cancelled", "ask.request", "ask.cancelled", "plugin.invoke", "browser.preview", "approval.requested"} {
+	for _, m := range []string{"tool.output", "permission.request", "permission.cancelled", "ask.request", "ask.cancelled", "plugin.invoke", "browser.preview", "approval.requested", "shell.exited"} {
 		if d.seen[m] == 0 {
 			t.Errorf("hostcore never sent %s: the drive no longer reaches it", m)
 		}

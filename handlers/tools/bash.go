@@ -7,6 +7,7 @@ import (
 	"hostcore/perms"
 	"hostcore/perms/denylist"
 	"hostcore/perms/redact"
+	"hostcore/sandbox/background"
 	"hostcore/sandbox/process"
 	"hostcore/sandbox/shellenv"
 	"os"
@@ -39,18 +40,23 @@ var bashDescription = fmt.Sprintf("Run a shell command with bash, with the login
 	"unless tty is true (one merged stream, for programs that refuse to run without one). timeout is in seconds: default %d, at most %d; "+
 	"on timeout the whole process tree is killed and the partial output returned. stdout and stderr are returned separately, each "+
 	"cut to its first %d and last %d bytes, the complete output saved in a file under $PI_SCRATCH_DIR when cut. "+
-	"A non-zero exit is an error whose output is shown: read it before retrying. Background processes do not outlive the command.",
-	bashDefaultTimeout, bashMaxTimeout, bashHeadBytes, bashTailBytes)
+	"A non-zero exit is an error whose output is shown: read it before retrying. Processes it leaves running (`&`) are killed when it ends: "+
+	"to keep one running (a dev server, a watcher, a long build) set runInBackground, which answers at once with a shellId for BashOutput "+
+	"and KillShell (at most %d at once a session; they end with the session).",
+	bashDefaultTimeout, bashMaxTimeout, bashHeadBytes, bashTailBytes, background.MaxRunning)
 
 // Bash is the Bash tool. Its denylist and the check of the turn's shell
 // are the envelope's (handlers/bash_denylist.go), run before the card.
-var Bash = Tool[BashArgs, BashDetails]{
-	Spec: Spec{Name: "Bash", Class: perms.ClassExec, Risk: perms.RiskHigh, Description: bashDescription, NeedsWorkspace: true},
-	Run:  runBash,
+var Bash = Tool[BashArgs, any]{
+	Spec:     Spec{Name: "Bash", Class: perms.ClassExec, Risk: perms.RiskHigh, Description: bashDescription, NeedsWorkspace: true},
+	Run:      runBash,
+	Precheck: bashBackgroundPrecheck,
 	// The card shows the command itself (the envelope escapes control
 	// characters; a command is never redacted: what a card hides can be
 	// the name of what runs).
-	Preview: func(c *Call, a BashArgs) (string, string) { return c.Host.Bash().CardNote(a) + a.Command, "" },
+	Preview: func(c *Call, a BashArgs) (string, string) {
+		return c.Host.Bash().CardNote(a) + a.BackgroundNote() + a.Command, ""
+	},
 }
 
 // BashArgs are Bash's arguments.
@@ -63,6 +69,9 @@ type BashArgs struct {
 	// card, never remembered); Justification says why.
 	Sandbox       string `json:"sandbox"`
 	Justification string `json:"justification"`
+	// RunInBackground starts the command and answers at once with its
+	// shellId (bash_background.go).
+	RunInBackground bool `json:"runInBackground"`
 }
 
 // BashHost is what Bash needs of hostcore beyond a Host.
@@ -87,6 +96,8 @@ type BashHost interface {
 	// ShellEnv is how commands get the login profile's environment: the
 	// mode setting, and the snapshot cache (bash_snapshot.go).
 	ShellEnv(ctx context.Context) (shellenv.Mode, *shellenv.Cache)
+	// Background holds the commands run with runInBackground.
+	Background() *background.Registry
 }
 
 // MaxCommandBytes is the longest command bash -lc can be given (the
@@ -96,8 +107,8 @@ const MaxCommandBytes = denylist.MaxCommandBytes
 // runBash runs the command under the per-command reaper (sandbox/process):
 // whatever the command does, this returns in bounded time with nothing left
 // running.
-func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error) {
-	var none Out[BashDetails]
+func runBash(ctx context.Context, c *Call, a BashArgs) (Out[any], error) {
+	var none Out[any]
 	if a.Timeout == 0 {
 		a.Timeout = bashDefaultTimeout
 	}
@@ -149,6 +160,9 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 		return none, err
 	}
 	spec.Sandbox = sb.Policy
+	if a.RunInBackground {
+		return startBackground(ctx, c, bh, spec, launch, shell, sb)
+	}
 	res, err := process.Run(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -163,7 +177,7 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 	sb.annotate(&out, f)
 	switch {
 	case f == nil:
-		return out, nil
+		return Out[any]{Text: out.Text, Details: out.Details}, nil
 	case res.Aborted:
 		what := "; the command's process tree was killed"
 		if res.NotStarted {
@@ -183,13 +197,8 @@ func runBash(ctx context.Context, c *Call, a BashArgs) (Out[BashDetails], error)
 type BashDetails struct {
 	// ExitCode is null when a signal ended the command (as Node's
 	// child_process reports it: no exit code, the signal named).
-	ExitCode        *int   `json:"exitCode"`
-	Stdout          string `json:"stdout"`
-	Stderr          string `json:"stderr"`
-	StdoutTruncated bool   `json:"stdoutTruncated"`
-	StderrTruncated bool   `json:"stderrTruncated"`
-	StdoutBytes     int64  `json:"stdoutBytes"`
-	StderrBytes     int64  `json:"stderrBytes"`
+	ExitCode *int `json:"exitCode"`
+	BashStreams
 	TimedOut        bool   `json:"timedOut"`
 	Shell           string `json:"shell"`
 	Signal          string `json:"signal,omitempty"`
@@ -208,14 +217,25 @@ type BashDetails struct {
 	SandboxReason string `json:"sandboxReason,omitempty"`
 }
 
+// BashStreams are a command's two streams as a result shows them, each
+// cut to its head and tail (Truncated), with the bytes it wrote.
+type BashStreams struct {
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdoutTruncated"`
+	StderrTruncated bool   `json:"stderrTruncated"`
+	StdoutBytes     int64  `json:"stdoutBytes"`
+	StderrBytes     int64  `json:"stderrBytes"`
+}
+
 // bashResult renders a finished command: details with both streams kept
 // apart, and the text the model reads. A command that did not exit 0 is
 // a failure whose text is the same.
 func bashResult(res process.Result, shell string, a BashArgs) (Out[BashDetails], *Failure) {
 	d := BashDetails{
-		Stdout: res.Stdout.Text(), Stderr: res.Stderr.Text(),
-		StdoutTruncated: res.Stdout.Truncated, StderrTruncated: res.Stderr.Truncated,
-		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total,
+		BashStreams: BashStreams{Stdout: res.Stdout.Text(), Stderr: res.Stderr.Text(),
+			StdoutTruncated: res.Stdout.Truncated, StderrTruncated: res.Stderr.Truncated,
+			StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total},
 		TimedOut: res.TimedOut, Shell: shell, Signal: res.Signal,
 		StdoutFileCut: res.Stdout.FullCut, StderrFileCut: res.Stderr.FullCut,
 		StdoutFile: res.Stdout.FullPath, StderrFile: res.Stderr.FullPath,

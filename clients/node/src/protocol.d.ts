@@ -1110,6 +1110,9 @@ export interface HostNotifications {
   "approval.requested": {
     params: ApprovalRequestedParams;
   };
+  "shell.exited": {
+    params: ShellExitedParams;
+  };
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -1161,6 +1164,33 @@ export interface ApprovalRequestedParams {
   artifactPath: string;
 }
 /**
+ * A background command (Bash with runInBackground) has ended: by itself, by KillShell, or by the end of its session. Not sent once hostcore is stopping.
+ *
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "ShellExitedParams".
+ */
+export interface ShellExitedParams {
+  sessionId: string;
+  shellId: string;
+  /**
+   * The Bash call that started it.
+   */
+  toolCallId: string;
+  /**
+   * null when a signal ended it, or it could not be started.
+   */
+  exitCode: number | null;
+  signal?: string;
+  /**
+   * Who ended it, when hostcore did.
+   */
+  killedBy?: "KillShell" | "session.delete" | "shutdown";
+  startError?: string;
+  durationMs: number;
+  stdoutBytes: number;
+  stderrBytes: number;
+}
+/**
  * ToolResult.details of every built-in tool, by tool name. A plugin tool's details are whatever its plugin.invoke reply carried (an object of at most 64 KiB).
  *
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -1172,7 +1202,9 @@ export interface ToolDetails {
   Grep?: GrepDetails;
   Write?: WriteDetails;
   Edit?: EditDetails;
-  Bash?: BashDetails;
+  Bash?: BashDetails | BashStartDetails;
+  BashOutput?: BashOutputDetails;
+  KillShell?: KillShellDetails;
   BrowserPreview?: BrowserPreviewDetails;
   asktool?: AskDetails;
   new_context?: NewContextDetails;
@@ -1232,6 +1264,80 @@ export interface WriteDetails {
 export interface MutationFailure {
   mutationFailureKind?: "edit_not_found" | "edit_ambiguous" | "edit_missing_file" | "patch_failed";
   mutationFailureAttempt?: number;
+}
+/**
+ * Bash with runInBackground: the command runs on, named by shellId.
+ *
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "BashStartDetails".
+ */
+export interface BashStartDetails {
+  shellId: string;
+  /**
+   * exited when it ended before the answer.
+   */
+  state: "running" | "exited";
+  /**
+   * The shell began the command (its startup finished) before the answer.
+   */
+  started: boolean;
+  shell: string;
+  /**
+   * Its complete stdout (the merged output under a terminal), in the scratch directory.
+   */
+  stdoutFile: string;
+  stderrFile?: string;
+  sandbox?: "landlock" | "none" | "off";
+  sandboxReason?: string;
+}
+/**
+ * A read of a background command: stdout and stderr hold what arrived since the previous read (head and tail kept, *Truncated when cut; *Bytes count it), *TotalBytes everything the stream wrote.
+ *
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "BashOutputDetails".
+ */
+export interface BashOutputDetails {
+  shellId: string;
+  state: "running" | "exited";
+  /**
+   * null while it runs, and when a signal ended it.
+   */
+  exitCode: number | null;
+  signal?: string;
+  killedBy?: "KillShell" | "session.delete" | "shutdown";
+  startError?: string;
+  durationMs: number;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  stdoutBytes: number;
+  stderrBytes: number;
+  stdoutTotalBytes: number;
+  stderrTotalBytes: number;
+  stdoutFile: string;
+  stderrFile?: string;
+  /**
+   * The file holds only the first 1 GiB of the stream.
+   */
+  stdoutFileCut?: true;
+  stderrFileCut?: true;
+  stdoutFileError?: string;
+  stderrFileError?: string;
+}
+/**
+ * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
+ * via the `definition` "KillShellDetails".
+ */
+export interface KillShellDetails {
+  shellId: string;
+  /**
+   * false when it had already ended.
+   */
+  killed: boolean;
+  state: "running" | "exited";
+  exitCode: number | null;
+  signal?: string;
 }
 /**
  * This interface was referenced by `HostcoreProtocol`'s JSON-Schema
@@ -1464,9 +1570,23 @@ export interface BashArgs {
    */
   sandbox?: "on" | "off";
   /**
+   * Start the command and answer at once with a shellId, instead of waiting for it to end: for a dev server, a watcher or a long build. Read its output with BashOutput, end it with KillShell; it is killed when the session ends. timeout does not apply to it.
+   */
+  runInBackground?: boolean;
+  /**
    * Required with sandbox "off": why the command must run outside the sandbox, shown to the person who approves it.
    */
   justification?: string;
+}
+
+/**
+ * The arguments of the BashOutput tool.
+ */
+export interface BashOutputArgs {
+  /**
+   * The shellId that Bash with runInBackground answered.
+   */
+  shellId: string;
 }
 
 /**
@@ -1557,6 +1677,16 @@ export interface GrepArgs {
    * Most entries to return (default: see the tool description).
    */
   headLimit?: number;
+}
+
+/**
+ * The arguments of the KillShell tool.
+ */
+export interface KillShellArgs {
+  /**
+   * The shellId of the background command to end, as Bash with runInBackground answered it.
+   */
+  shellId: string;
 }
 
 /**
@@ -1763,12 +1893,14 @@ export interface NewContextArgs {}
 /** Each built-in tool's arguments, by tool name. */
 export interface ToolArgs {
   "Bash": BashArgs;
+  "BashOutput": BashOutputArgs;
   "BrowserPreview": BrowserPreviewArgs;
   "Edit": EditArgs;
   "EnterGoalMode": EnterGoalModeArgs;
   "EnterPlanMode": EnterPlanModeArgs;
   "Glob": GlobArgs;
   "Grep": GrepArgs;
+  "KillShell": KillShellArgs;
   "PluginCheck": PluginCheckArgs;
   "PluginPack": PluginPackArgs;
   "PluginScaffold": PluginScaffoldArgs;
