@@ -188,7 +188,9 @@ func benchAgedWrite(b testing.TB, bin string, aged agedDir, reps int) benchRow {
 	pair := func(host, k, v int) (w, e time.Duration) {
 		h, s := hosts[host].h, hosts[host].session
 		file := fmt.Sprintf("f%d.txt", k%agedFiles)
-		w = timed(func() { h.exec(b, s, "Write", map[string]any{"path": file, "content": fmt.Sprintf("measured %d\n", v)}) })
+		w = timed(func() {
+			h.exec(b, s, "Write", map[string]any{"path": file, "content": fmt.Sprintf("measured %d\n", v)})
+		})
 		e = timed(func() {
 			h.exec(b, s, "Edit", map[string]any{"path": file, "old_string": fmt.Sprintf("measured %d", v), "new_string": fmt.Sprintf("edited %d", v)})
 		})
