@@ -175,6 +175,8 @@ var migrations = []string{
 	// as they change, and the retention rule's order (snapblobs.go). The
 	// totals of existing rows are summed once, here.
 	snapshotBlobsSchema,
+	// v6: content under 128 bytes in its snapshot's row (snapblobs.go).
+	snapshotInlineSchema,
 }
 
 // Config is what the caller sets when it opens a store.
