@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -231,6 +232,7 @@ func OpenWith(dataDir string, cfg Config) (*Store, error) {
 		return nil, openError(dataDir, path, err)
 	}
 	s := &Store{conn: make(chan *sqlite.Conn, 1), done: make(chan struct{}), path: path, dataDir: dataDir, cfg: cfg, openedAt: openedAt, lock: lock, settings: map[string]*string{}, sessions: map[string]Session{}}
+	s.seen.seed = maphash.MakeSeed()
 	s.conn <- conn
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
