@@ -355,11 +355,10 @@ func TestRetentionUsesIndexes(t *testing.T) {
 	}
 }
 
-// TestMigrationFromPerFileSnapshots: a data dir of schema v4, whose
-// snapshots each have a file, opens; its snapshots still roll back, count
-// in the totals, and are evicted like the others (their files removed).
-func TestMigrationFromPerFileSnapshots(t *testing.T) {
-	ctx, dir := context.Background(), t.TempDir()
+// databaseAt creates the database of a data dir at schema version v, as
+// a hostcore of that version left it, and returns its connection.
+func databaseAt(t *testing.T, dir string, v int) *sqlite.Conn {
+	t.Helper()
 	conn, err := sqlite.OpenConn(filepath.Join(dir, "hostcore.db"), sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL)
 	if err != nil {
 		t.Fatal(err)
@@ -367,12 +366,21 @@ func TestMigrationFromPerFileSnapshots(t *testing.T) {
 	if err := sqlitex.ExecuteScript(conn, `CREATE TABLE schema_version (version INTEGER NOT NULL);`, nil); err != nil {
 		t.Fatal(err)
 	}
-	for i, m := range migrations[:4] {
+	for i, m := range migrations[:v] {
 		if err := sqlitex.ExecuteScript(conn, m, nil); err != nil {
 			t.Fatal(err)
 		}
 		sqlitex.Execute(conn, `INSERT INTO schema_version (version) VALUES (?)`, &sqlitex.ExecOptions{Args: []any{i + 1}})
 	}
+	return conn
+}
+
+// TestMigrationFromPerFileSnapshots: a data dir of schema v4, whose
+// snapshots each have a file, opens; its snapshots still roll back, count
+// in the totals, and are evicted like the others (their files removed).
+func TestMigrationFromPerFileSnapshots(t *testing.T) {
+	ctx, dir := context.Background(), t.TempDir()
+	conn := databaseAt(t, dir, 4)
 	sqlitex.Execute(conn, `INSERT INTO sessions (id, workspace_root, created_at) VALUES ('a', '/w', '2026-01-01T00:00:00.000Z')`, nil)
 	snapDir := filepath.Join(dir, "snapshots", "a")
 	os.MkdirAll(snapDir, 0o700)
@@ -420,19 +428,7 @@ func TestMigrationFromPerFileSnapshots(t *testing.T) {
 // sha256 is not counted as a reference to it.
 func TestMigrationMovesShortContentIntoRows(t *testing.T) {
 	ctx, dir := context.Background(), t.TempDir()
-	conn, err := sqlite.OpenConn(filepath.Join(dir, "hostcore.db"), sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sqlitex.ExecuteScript(conn, `CREATE TABLE schema_version (version INTEGER NOT NULL);`, nil); err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range migrations[:5] {
-		if err := sqlitex.ExecuteScript(conn, m, nil); err != nil {
-			t.Fatal(err)
-		}
-		sqlitex.Execute(conn, `INSERT INTO schema_version (version) VALUES (?)`, &sqlitex.ExecOptions{Args: []any{i + 1}})
-	}
+	conn := databaseAt(t, dir, 5)
 	sqlitex.Execute(conn, `INSERT INTO sessions (id, workspace_root, created_at) VALUES ('a', '/w', '2026-01-01T00:00:00.000Z')`, nil)
 	mid := []byte("forty bytes of previous content, shared\n")
 	exact := bytes.Repeat([]byte("3"), 32)
