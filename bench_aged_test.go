@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -270,7 +269,7 @@ func benchSnapDisk(b testing.TB, aged agedDir) benchRow {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
-			used := fi.Sys().(*syscall.Stat_t).Blocks * 512
+			used := (fi.Size() + 4095) &^ 4095 // whole 4 KiB blocks
 			total += used
 			if strings.Contains(p, string(filepath.Separator)+"snapshot") {
 				blobFiles += used
