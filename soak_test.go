@@ -15,7 +15,7 @@ import (
 
 // TestSoak is hostcore's soak (README "Benchmarks"):
 //
-//	HOSTCORE_SOAK=1 go test -count=1 -run TestSoak -v -timeout 30m .
+//	HOSTCORE_SOAK=1 go test -count=1 -run TestSoak -v -timeout 60m .
 //
 // It drives one session of the built binary through 30,000 calls
 // (HOSTCORE_SOAK_CALLS), one at a time as an agent makes them: Reads,
