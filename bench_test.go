@@ -30,7 +30,7 @@ import (
 // the calls in each Read timing (default 2,000); BENCH_ROWS a
 // comma-separated subset of row keys (grep, glob, read, write, bash,
 // bashshort, sandbox, bashprofile, startup, parallel, bgstart, farread,
-// editrss, auditrss); BENCH_BIN a hostcore binary to time instead of building this
+// editrss, auditrss, agedwrite, agedstartup, snapdisk); BENCH_BIN a hostcore binary to time instead of building this
 // tree's. It installs nothing: without ripgrep
 // the rows that compare against it say how to get it.
 func BenchmarkTable(b *testing.B) {
@@ -85,6 +85,7 @@ func BenchmarkTable(b *testing.B) {
 			rows = append(rows, benchBackgroundStart(b, bin, reps))
 		}
 		rows = append(rows, benchBigFiles(b, bin, reps, on)...)
+		rows = append(rows, benchAged(b, bin, reps, on)...)
 	}
 	printTable(rows)
 }
@@ -583,16 +584,7 @@ func benchStartup(b testing.TB, bin string, reps int) benchRow {
 	row := benchRow{name: "start-up to `initialize` answer", reference: "`true` spawned the same way", target: "<50 ms median"}
 	data := b.TempDir()
 	for range reps {
-		row.ours = append(row.ours, timed(func() {
-			cmd := exec.Command(bin, "--data-dir", data, "--log-level", "error")
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			cmd.Start()
-			in.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n"))
-			bufio.NewReader(out).ReadSlice('\n')
-			in.Close()
-			defer cmd.Wait()
-		}))
+		row.ours = append(row.ours, startupTime(b, bin, data))
 		row.ref = append(row.ref, timed(func() {
 			cmd := exec.Command("true")
 			cmd.StdinPipe()

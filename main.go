@@ -37,16 +37,27 @@ func closeStore(st *store.Store, log *slog.Logger) {
 	}
 }
 
+// sweepDelay is how long the sweep waits after start-up: a client's
+// first requests (initialize, session.create) come within it, and on a
+// busy machine a walk of the data dir beside them would take a share of
+// the CPU their answers need.
+const sweepDelay = time.Second
+
 // sweepInBackground starts the sweep of what a crash or an older hostcore
-// left in the data dir: it walks the data dir, so it runs beside serving
-// rather than on the path to the first answer. The function it returns
-// cancels the sweep and waits for it, so that the store is not closed
-// under it.
+// left in the data dir: it walks the data dir, so it runs beside serving,
+// sweepDelay after start-up, rather than on the path to the first
+// answer. The function it returns cancels the sweep and waits for it, so
+// that the store is not closed under it.
 func sweepInBackground(ctx context.Context, h *handlers.Server, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		select {
+		case <-time.After(sweepDelay):
+		case <-ctx.Done():
+			return
+		}
 		if err := h.SweepOrphans(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("background sweep", "err", err)
 		}

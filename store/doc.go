@@ -51,8 +51,9 @@
 // (DamagedError) rather than restored.
 //
 // Content costs what it holds. Up to SmallSnapshot (64 KiB) it lives in
-// the database: in the snapshot's row when it is shorter than its sha256,
-// else in snapshot_blobs under its sha256. Larger content is a file,
+// the database: in the snapshot's row under 128 bytes (a reference and
+// its blob row would cost more than such content), else in
+// snapshot_blobs under its sha256. Larger content is a file,
 // snapshot-blobs/<first byte>/<sha256>, written to a temporary name,
 // fsynced and renamed. Identical content is kept once, with a count of
 // the snapshots that name it; the last one gone takes it along. Rows of

@@ -81,8 +81,8 @@ func noteText(note string) string {
 
 // snapshotBlobsSchema is migration v5. A snapshot holds previous content
 // when blob or before_file (a per-snapshot file) is set. blob is the
-// content itself when it is shorter than its sha256 (a reference would
-// cost more than it saves), else the sha256, the key of snapshot_blobs.
+// content itself when it is short (under 32 bytes here, under inlineMax
+// from v7), else the sha256, the key of snapshot_blobs.
 //
 // The retention rule's order is the rowid's, the order of insertion. The
 // partial indexes name only the snapshots holding content, so the oldest
@@ -246,9 +246,51 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn Snapshot, before []byte) (S
 	return sn, nil
 }
 
+// inlineMax bounds the content kept in its snapshot's row rather than in
+// snapshot_blobs. A reference costs a sha256 in the row and again as the
+// blob row's key, with the blob row's own overhead: about 80 bytes beyond
+// the content. Below 128 bytes the row is smaller however rarely the
+// content repeats, and a repeat costs less than a reference saves.
+const inlineMax = 128
+
 // inline says whether content of size bytes is kept in the snapshot's
 // row rather than in snapshot_blobs.
-func inline(size int64) bool { return size < sha256.Size }
+func inline(size int64) bool { return size < inlineMax }
+
+// snapshotInlineSchema is migration v7: content of 32 to 127 bytes,
+// which v5 keeps in snapshot_blobs, moves into the rows that name it
+// (128 is inlineMax, written out: a migration's text never changes), and the triggers count references only from rows whose
+// blob column is a sha256 (a row's content of 32 bytes could equal
+// another's hash). A row whose content is missing or not of its size
+// loses it as an eviction does, and says so.
+const snapshotInlineSchema = `UPDATE snapshots SET blob = NULL, reversible = 0, note = 'the previous content is missing from the store'
+	WHERE blob IS NOT NULL AND before_size >= 32 AND before_size < 128 AND NOT EXISTS
+		(SELECT 1 FROM snapshot_blobs b WHERE b.hash = snapshots.blob AND length(b.data) = snapshots.before_size);
+	UPDATE snapshots SET blob = (SELECT data FROM snapshot_blobs WHERE hash = snapshots.blob)
+	WHERE blob IS NOT NULL AND before_size >= 32 AND before_size < 128;
+	DELETE FROM snapshot_blobs WHERE size < 128;
+	DROP TRIGGER snapshot_held;
+	DROP TRIGGER snapshot_deleted;
+	DROP TRIGGER snapshot_evicted;
+	CREATE TRIGGER snapshot_held AFTER INSERT ON snapshots
+	WHEN NEW.blob IS NOT NULL OR NEW.before_file IS NOT NULL BEGIN
+		INSERT INTO snapshot_totals (session_id, count, bytes) VALUES (NEW.session_id, 1, NEW.before_size)
+			ON CONFLICT (session_id) DO UPDATE SET count = count + 1, bytes = bytes + excluded.bytes;
+		UPDATE snapshot_total SET count = count + 1, bytes = bytes + NEW.before_size;
+		UPDATE snapshot_blobs SET refs = refs + 1 WHERE hash = NEW.blob AND NEW.before_size >= 128;
+	END;
+	CREATE TRIGGER snapshot_deleted AFTER DELETE ON snapshots
+	WHEN OLD.blob IS NOT NULL OR OLD.before_file IS NOT NULL BEGIN
+		UPDATE snapshot_totals SET count = count - 1, bytes = bytes - OLD.before_size WHERE session_id = OLD.session_id;
+		UPDATE snapshot_total SET count = count - 1, bytes = bytes - OLD.before_size;
+		UPDATE snapshot_blobs SET refs = refs - 1 WHERE hash = OLD.blob AND OLD.before_size >= 128;
+	END;
+	CREATE TRIGGER snapshot_evicted AFTER UPDATE OF blob, before_file ON snapshots
+	WHEN (OLD.blob IS NOT NULL OR OLD.before_file IS NOT NULL) AND NEW.blob IS NULL AND NEW.before_file IS NULL BEGIN
+		UPDATE snapshot_totals SET count = count - 1, bytes = bytes - OLD.before_size WHERE session_id = OLD.session_id;
+		UPDATE snapshot_total SET count = count - 1, bytes = bytes - OLD.before_size;
+		UPDATE snapshot_blobs SET refs = refs - 1 WHERE hash = OLD.blob AND OLD.before_size >= 128;
+	END;`
 
 // insertSnapshot inserts sn's row; ref is its blob column (nil: NULL).
 // A hex sha256 after-hash is stored as its 32 bytes.

@@ -214,7 +214,7 @@ func TestIdenticalContentStoredOnce(t *testing.T) {
 	s := openRetention(t, dir, Retention{})
 	createSession(t, s, "a")
 	createSession(t, s, "b")
-	small := []byte("same content, longer than its sha256")
+	small := []byte(strings.Repeat("same content, past the bound of content in the row; ", 3))
 	large := bytes.Repeat([]byte("L"), SmallSnapshot+1)
 	for i, sess := range []string{"a", "a", "b"} {
 		save(t, s, sess, fmt.Sprint("s", i), small)
@@ -282,7 +282,7 @@ func checkTotals(t *testing.T, s *Store) {
 	if got, err := s.DataDirSnapshotTotals(ctx); err != nil || got != want {
 		t.Errorf("data dir: totals %+v, rows sum to %+v (%v)", got, want, err)
 	}
-	if n := countRows(t, s, `SELECT COUNT(*) FROM snapshot_blobs b WHERE refs != (SELECT COUNT(*) FROM snapshots WHERE blob = b.hash)`); n != 0 {
+	if n := countRows(t, s, `SELECT COUNT(*) FROM snapshot_blobs b WHERE refs != (SELECT COUNT(*) FROM snapshots WHERE blob = b.hash AND before_size >= 128)`); n != 0 {
 		t.Errorf("%d blobs with a wrong reference count", n)
 	}
 }
@@ -355,11 +355,10 @@ func TestRetentionUsesIndexes(t *testing.T) {
 	}
 }
 
-// TestMigrationFromPerFileSnapshots: a data dir of schema v4, whose
-// snapshots each have a file, opens; its snapshots still roll back, count
-// in the totals, and are evicted like the others (their files removed).
-func TestMigrationFromPerFileSnapshots(t *testing.T) {
-	ctx, dir := context.Background(), t.TempDir()
+// databaseAt creates the database of a data dir at schema version v, as
+// a hostcore of that version left it, and returns its connection.
+func databaseAt(t *testing.T, dir string, v int) *sqlite.Conn {
+	t.Helper()
 	conn, err := sqlite.OpenConn(filepath.Join(dir, "hostcore.db"), sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL)
 	if err != nil {
 		t.Fatal(err)
@@ -367,12 +366,21 @@ func TestMigrationFromPerFileSnapshots(t *testing.T) {
 	if err := sqlitex.ExecuteScript(conn, `CREATE TABLE schema_version (version INTEGER NOT NULL);`, nil); err != nil {
 		t.Fatal(err)
 	}
-	for i, m := range migrations[:4] {
+	for i, m := range migrations[:v] {
 		if err := sqlitex.ExecuteScript(conn, m, nil); err != nil {
 			t.Fatal(err)
 		}
 		sqlitex.Execute(conn, `INSERT INTO schema_version (version) VALUES (?)`, &sqlitex.ExecOptions{Args: []any{i + 1}})
 	}
+	return conn
+}
+
+// TestMigrationFromPerFileSnapshots: a data dir of schema v4, whose
+// snapshots each have a file, opens; its snapshots still roll back, count
+// in the totals, and are evicted like the others (their files removed).
+func TestMigrationFromPerFileSnapshots(t *testing.T) {
+	ctx, dir := context.Background(), t.TempDir()
+	conn := databaseAt(t, dir, 4)
 	sqlitex.Execute(conn, `INSERT INTO sessions (id, workspace_root, created_at) VALUES ('a', '/w', '2026-01-01T00:00:00.000Z')`, nil)
 	snapDir := filepath.Join(dir, "snapshots", "a")
 	os.MkdirAll(snapDir, 0o700)
@@ -409,6 +417,73 @@ func TestMigrationFromPerFileSnapshots(t *testing.T) {
 		t.Fatalf("an evicted per-snapshot file stays: %v", err)
 	}
 	mustBefore(t, s, "a", "old1", files["old1"])
+	checkTotals(t, s)
+}
+
+// TestMigrationMovesShortContentIntoRows: a data dir of schema v5, which
+// keeps content of 32 bytes and more in snapshot_blobs, opens; content
+// under inlineMax moves into its rows and out of the blob table, longer
+// content stays, every snapshot still rolls back, and one whose content is
+// missing says so. A row's content of 32 bytes equal to another content's
+// sha256 is not counted as a reference to it.
+func TestMigrationMovesShortContentIntoRows(t *testing.T) {
+	ctx, dir := context.Background(), t.TempDir()
+	conn := databaseAt(t, dir, 5)
+	sqlitex.Execute(conn, `INSERT INTO sessions (id, workspace_root, created_at) VALUES ('a', '/w', '2026-01-01T00:00:00.000Z')`, nil)
+	mid := []byte("forty bytes of previous content, shared\n")
+	exact := bytes.Repeat([]byte("3"), 32)
+	long := bytes.Repeat([]byte("long previous content "), 10)
+	lost := []byte("fifty bytes of previous content whose blob is gone")
+	short := []byte("short\n")
+	// What v5 wrote: the content in the row under 32 bytes, else its
+	// sha256 there and the content in snapshot_blobs (lost's row is gone).
+	for _, c := range [][]byte{mid, exact, long} {
+		sum := sha256.Sum256(c)
+		sqlitex.Execute(conn, `INSERT INTO snapshot_blobs (hash, size, data) VALUES (?, ?, ?)`, &sqlitex.ExecOptions{Args: []any{sum[:], len(c), c}})
+	}
+	for i, sn := range []struct {
+		id string
+		c  []byte
+	}{{"mid0", mid}, {"mid1", mid}, {"exact", exact}, {"long", long}, {"lost", lost}, {"short", short}} {
+		ref := sn.c
+		if len(sn.c) >= 32 {
+			sum := sha256.Sum256(sn.c)
+			ref = sum[:]
+		}
+		if err := sqlitex.Execute(conn, `INSERT INTO snapshots (id, session_id, message_id, path, abs_path, existed, before_size, after_hash, reversible, created_at, blob)
+			VALUES (?, 'a', 'm', 'f.txt', '/w/f.txt', 1, ?, 'h', 1, ?, ?)`, &sqlitex.ExecOptions{
+			Args: []any{sn.id, len(sn.c), fmt.Sprintf("2026-01-01T00:00:00.00%dZ", i), ref},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+
+	s := openRetention(t, dir, Retention{})
+	for id, want := range map[string][]byte{"mid0": mid, "mid1": mid, "exact": exact, "long": long, "short": short} {
+		mustBefore(t, s, "a", id, want)
+	}
+	if sn := get(t, s, "a", "lost"); sn.Reversible || !strings.Contains(sn.Note, "missing") {
+		t.Fatalf("a snapshot whose content is gone: reversible %v, note %q", sn.Reversible, sn.Note)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM snapshot_blobs`); n != 1 {
+		t.Fatalf("%d blob rows; want the long content's alone", n)
+	}
+	checkTotals(t, s)
+	// 32 bytes of content that are the sha256 of content saved after
+	// them are no reference to it: dropped, they leave it in place.
+	later := bytes.Repeat([]byte("saved later "), 20)
+	sum := sha256.Sum256(later)
+	save(t, s, "a", "hashlike", sum[:])
+	save(t, s, "a", "later", later)
+	checkTotals(t, s)
+	if err := s.DropSnapshot(ctx, "hashlike"); err != nil {
+		t.Fatal(err)
+	}
+	mustBefore(t, s, "a", "later", later)
+	save(t, s, "a", "hashlike2", sum[:])
+	checkTotals(t, s)
+	mustBefore(t, s, "a", "long", long)
 	checkTotals(t, s)
 }
 

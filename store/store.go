@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -178,6 +179,8 @@ var migrations = []string{
 	// v6: remembered approvals, and the rule an audit row was allowed by
 	// (rules.go).
 	rulesSchema,
+	// v7: content under 128 bytes in its snapshot's row (snapblobs.go).
+	snapshotInlineSchema,
 }
 
 // Config is what the caller sets when it opens a store.
@@ -232,6 +235,7 @@ func OpenWith(dataDir string, cfg Config) (*Store, error) {
 		return nil, openError(dataDir, path, err)
 	}
 	s := &Store{conn: make(chan *sqlite.Conn, 1), done: make(chan struct{}), path: path, dataDir: dataDir, cfg: cfg, openedAt: openedAt, lock: lock, settings: map[string]*string{}, sessions: map[string]Session{}}
+	s.seen.seed = maphash.MakeSeed()
 	s.conn <- conn
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
