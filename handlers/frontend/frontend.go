@@ -86,7 +86,8 @@ func Serves(t *tools.Def) (Tool, bool) {
 	switch {
 	case t.Name == "BrowserPreview":
 		return Tool{}, false
-	case t.Class == perms.ClassRead, t.Class == perms.ClassEdit, t.Class == perms.ClassExec:
+	// KillShell ends what the frontend's own Bash ran in the background.
+	case t.Class == perms.ClassRead, t.Class == perms.ClassEdit, t.Class == perms.ClassExec, t.Name == "KillShell":
 		return Tool{Name: t.Name, Description: t.Description, InputSchema: t.SchemaJSON,
 			ReadOnly: t.Class == perms.ClassRead, Destructive: t.Class != perms.ClassRead}, true
 	}
