@@ -51,12 +51,13 @@ func withMarker(marker string) []string {
 }
 
 // idleReaperForm is the command line of a reaper hostcore started ahead of
-// the next command (process.Warm): it runs nothing until it gets one.
+// the next command (process.Warm, the default): it runs nothing until it
+// gets one.
 const idleReaperForm = "hostcore-reaper __hostcore_reaper "
 
 // What settled accepts besides no descendant at all.
 const (
-	noIdle   = iota // nothing: hostcore runs without --warm-reaper
+	noIdle   = iota // nothing: hostcore runs with --warm-reaper=false
 	mayIdle         // at most the idle reaper (none after an aborted command)
 	wantIdle        // exactly the idle reaper
 )
@@ -108,24 +109,24 @@ func fdCount(pid int) int {
 // behind in every way a command can (a background job, a setsid escapee,
 // a timeout, a tools.cancel, a session.delete mid-command) and checks
 // through the binary that, once each call has answered, hostcore has no
-// descendant left (with --warm-reaper: none but the one idle reaper it
+// descendant left (with the warm reaper: none but the one idle reaper it
 // keeps for the next command) and holds no more file descriptors than
 // before; after hostcore exits no marked process is alive anywhere, and
 // the idle reaper is gone.
 func TestNoChildProcessOrFDLeftAfterBash(t *testing.T) {
 	bin := buildBinary(t)
-	t.Run("default", func(t *testing.T) { noLeftovers(t, bin, false) })
+	t.Run("cold", func(t *testing.T) { noLeftovers(t, bin, false) })
 	t.Run("warm-reaper", func(t *testing.T) { noLeftovers(t, bin, true) })
 }
 
 func noLeftovers(t *testing.T, bin string, warm bool) {
 	ws, data := newWorkspace(t)
-	var env []string
+	// The environment's switch here; TestBashHostcoreSIGKILLed... uses
+	// the flag.
+	env := []string{"HOSTCORE_WARM_REAPER=0"}
 	idleAfterWarmUp, idleAtEnd := noIdle, noIdle
 	if warm {
-		// The environment's switch here; TestBashHostcoreSIGKILLed...
-		// uses the flag.
-		env = append(env, "HOSTCORE_WARM_REAPER=1")
+		env = []string{"HOSTCORE_WARM_REAPER=1"}
 		idleAfterWarmUp, idleAtEnd = wantIdle, mayIdle
 	}
 	h := startWireHost(t, bin, env, nil, "--data-dir", data)

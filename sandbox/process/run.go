@@ -113,7 +113,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	var r *reaper
 	if w := s.Warm; w != nil && !s.TTY {
-		r = w.take()
+		r = w.take(ctx)
 		defer func() {
 			// Not for an aborted command: hostcore may be shutting down,
 			// or the session going.

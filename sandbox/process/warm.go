@@ -201,8 +201,8 @@ type Warm struct {
 
 	mu      sync.Mutex
 	ready   *reaper
-	expire  *time.Timer // drops ready after idle
-	filling bool
+	expire  *time.Timer   // drops ready after idle
+	filling chan struct{} // closed when the start in flight is over; nil when none is
 	closed  bool
 	wg      sync.WaitGroup // starts and drops in flight
 }
@@ -213,12 +213,34 @@ func NewWarm(idle time.Duration) *Warm {
 	return &Warm{idle: idle}
 }
 
-// take returns the warm reaper, or nil if none is ready.
-func (w *Warm) take() *reaper {
+// take returns the warm reaper, or nil if none is ready. A reaper still
+// starting (commands back to back: the last one's fill is in flight) is
+// waited for, up to startWait or until ctx ends: it is further along than
+// a cold start begun now, which would also take the CPU it needs.
+func (w *Warm) take(ctx context.Context) *reaper {
+	w.mu.Lock()
+	filling := w.filling
+	if w.ready != nil || filling == nil {
+		defer w.mu.Unlock()
+		return w.takeLocked()
+	}
+	w.mu.Unlock()
+	t := time.NewTimer(startWait)
+	defer t.Stop()
+	select {
+	case <-filling:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.takeLocked()
 }
+
+// startWait bounds take's wait for a reaper that is starting: a start
+// takes tens of milliseconds, far more only on a machine so loaded that a
+// cold start would be as slow.
+const startWait = time.Second
 
 // takeLocked removes the ready reaper, if any, and cancels its expiry; the
 // caller owns it. If the expiry is already running, drop finds the reaper
@@ -239,16 +261,18 @@ func (w *Warm) takeLocked() *reaper {
 func (w *Warm) fill() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed || w.filling || w.ready != nil {
+	if w.closed || w.filling != nil || w.ready != nil {
 		return
 	}
-	w.filling = true
+	filling := make(chan struct{})
+	w.filling = filling
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		r, err := startReaper(false)
 		w.mu.Lock()
-		w.filling = false
+		w.filling = nil
+		close(filling)
 		if err == nil && !w.closed {
 			ready := r
 			w.ready, r = ready, nil
