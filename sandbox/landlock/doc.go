@@ -10,8 +10,13 @@
 // and writes only in its roots: in workspace-write mode the workspace, the
 // session's scratch, the temp dirs (/tmp, $TMPDIR, /dev/shm), the user's
 // cache dir ($XDG_CACHE_HOME or ~/.cache, so builds keep their caches)
-// and the dirs a setting names; in read-only mode the scratch and the temp
-// dirs only. /dev is closed but for the null, zero and random devices,
+// and the dirs a setting names; in read-only mode the scratch only, with
+// the command's TMPDIR (and TMP, TEMP) pointed at a dir inside it
+// (Policy.PrivateTmp, CommandEnv). The shared temp dirs stay closed to
+// writes in read-only mode: a workspace under /tmp would be written
+// through them, and so would whatever other programs keep there; tools
+// that honour TMPDIR keep working, one that writes a fixed /tmp path
+// fails. /dev is closed but for the null, zero and random devices,
 // /dev/tty and the command's own terminal (Policy.Terminal): a block
 // device would hand root the disk, denied paths and all, and the user's
 // other terminals in /dev/pts would take keystrokes typed by the command

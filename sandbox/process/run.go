@@ -94,6 +94,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if spec.Env == nil {
 		spec.Env = os.Environ()
 	}
+	if s.Sandbox != nil {
+		spec.Env = s.Sandbox.CommandEnv(spec.Env) // its TMPDIR
+	}
 	// Every process of the command inherits a mark of this run, found in
 	// /proc should the reaper be killed before it could clean up.
 	markValue := newRunMark()
