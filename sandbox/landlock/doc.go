@@ -84,8 +84,16 @@
 //     process restricts itself and executes the command in its place. It
 //     costs a start of the hostcore binary on top.
 //
-// Either way the ruleset is built when the command starts (Prepare), from
-// the disk as it is then.
+// Either way the ruleset is built from the disk as it is when the
+// command starts: by Prepare, or by a Cache, which keeps the last
+// policy's ruleset with the state of every path its plan read (the
+// listed directories, the roots and the denied paths and the
+// directories above them) and plans again as soon as one differs. A
+// plan is kept only when two plans made around a look at those paths
+// agree, and none of its directories changed within racyWindow of it,
+// since a file system stamps modification times at a clock tick and a
+// second change in the same tick keeps the time. The ruleset is made in
+// hostcore and its descriptor handed to the reaper (Handoff, Adopt).
 //
 // # Never a silent downgrade
 //

@@ -57,7 +57,8 @@ func under(pl plan, base string) []string {
 // beneath it, or on a directory above it.
 func checkNoRuleCovers(t *testing.T, pl plan, p Policy) {
 	t.Helper()
-	for _, d := range resolveDeny(p.Deny, p.Home) {
+	scratch := &planner{index: map[string]int{}, plan: plan{Watch: map[string]watchKind{}}}
+	for _, d := range scratch.resolveDeny(p.Deny, p.Home) {
 		for _, r := range pl.Rules {
 			if r.Access == accList && p.ListAll {
 				continue

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hostcore/sandbox/landlock"
 )
 
 // drainDelay bounds how long Run waits for the output pipes to reach EOF
@@ -85,12 +87,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err // nothing started
 	}
 	spec := reaperSpec{Path: path, Args: s.Args, Env: s.Env, Dir: s.Dir, TTY: s.TTY, Batch: s.Batch, Grace: s.Grace}
-	if s.Sandbox != nil {
-		var err error
-		if spec.Sandbox, err = s.Sandbox.Encode(); err != nil {
-			return Result{}, fmt.Errorf("starting %s: %w", path, err)
-		}
-	}
 	if spec.Env == nil {
 		spec.Env = os.Environ()
 	}
@@ -110,9 +106,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	spec.Env = append(env, mark)
-	line, err := spec.encode()
-	if err != nil {
-		return Result{}, fmt.Errorf("starting %s: %w", path, err)
+	if _, err := spec.encode(); err != nil {
+		return Result{}, fmt.Errorf("starting %s: %w", path, err) // before a reaper is started for nothing
 	}
 	var r *reaper
 	if w := s.Warm; w != nil && !s.TTY {
@@ -126,23 +121,45 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}()
 	}
 	warm := r != nil
+	var err error
+	if !warm {
+		// A cold reaper starts while the ruleset is made.
+		if r, err = startReaper(s.TTY); err != nil {
+			return Result{}, fmt.Errorf("starting %s: %w", path, err)
+		}
+	}
+	rs, err := s.ruleset(r.terminal)
+	if err != nil {
+		r.discard()
+		return Result{}, fmt.Errorf("starting %s: sandbox: %w", path, err)
+	}
+	if rs != nil {
+		defer rs.Close() // the reaper has its own descriptor once sent
+		_, flags := rs.Handoff()
+		spec.Sandbox = strconv.FormatUint(uint64(flags), 10)
+	}
+	line, err := spec.encode()
+	if err != nil {
+		r.discard()
+		return Result{}, fmt.Errorf("starting %s: %w", path, err)
+	}
 	if warm {
 		r.cont() // it may have been stopped while it waited
-		if err := r.send(ctx, line); err != nil {
+		if err := r.send(ctx, rs, line); err != nil {
 			r.discard()
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err()
 			}
 			// The warm reaper is gone (killed from outside while it
 			// waited) or stuck: start one as if there had been none.
-			r, warm = nil, false
+			warm = false
+			if r, err = startReaper(s.TTY); err != nil {
+				return Result{}, fmt.Errorf("starting %s: %w", path, err)
+			}
 		}
 	}
-	if r == nil {
-		if r, err = startReaper(s.TTY); err != nil {
-			return Result{}, fmt.Errorf("starting %s: %w", path, err)
-		}
-		if err := r.send(ctx, line); err != nil {
+	if !warm {
+		if err := r.send(ctx, rs, line); err != nil {
 			r.discard()
 			return Result{}, fmt.Errorf("starting %s: reaper: %w", path, err)
 		}
@@ -155,7 +172,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		runCtx, cancel = context.WithTimeout(runCtx, s.Timeout)
 		defer cancel()
 	}
-	// Abort and timeout close the control pipe: the reaper runs the ladder
+	// Abort and timeout close the control socket: the reaper runs the ladder
 	// and exits. Backstop: a reaper that has not finished the ladder by
 	// then is killed, and Run goes on to kill the shell's session itself.
 	var stopped atomic.Bool
@@ -304,6 +321,26 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// ruleset is the command's Landlock ruleset, nil when it runs
+// unconfined. It is made here rather than in the reaper, so that Warm's
+// cache keeps it from one command to the next (a policy with a terminal
+// is one command's own and is not kept). terminal is the command's
+// pseudo-terminal, "" without one.
+func (s Spec) ruleset(terminal string) (*landlock.Ruleset, error) {
+	if s.Sandbox == nil {
+		return nil, nil
+	}
+	p := *s.Sandbox
+	if terminal != "" {
+		p.Terminal = terminal
+		return landlock.Prepare(p)
+	}
+	if s.Warm != nil {
+		return s.Warm.rulesets.Prepare(p)
+	}
+	return landlock.Prepare(p)
 }
 
 // pump reads one output stream to EOF (or to the drain deadline), feeding the

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package process
 
 import (
@@ -6,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"hostcore/sandbox/landlock"
 )
@@ -41,5 +44,48 @@ func TestSandboxWired(t *testing.T) {
 	_, err := Run(context.Background(), Spec{Path: "/bin/true", Sandbox: &bad})
 	if err == nil || !strings.Contains(err.Error(), "sandbox") {
 		t.Errorf("a policy that cannot be enforced: err = %v", err)
+	}
+}
+
+// TestSandboxRulesetKeptWhileTheDiskStays: with a Warm, the ruleset
+// hostcore made for a policy serves the next command of that policy
+// while the paths it was planned from stay as they were, and is made
+// again when one changes: a private key put in the home after the first
+// command is denied to the next, a file made beside it is readable.
+func TestSandboxRulesetKeptWhileTheDiskStays(t *testing.T) {
+	if abi, reason := landlock.Available(); abi == 0 {
+		t.Skip(reason)
+	}
+	base, err := os.MkdirTemp("/var/tmp", "llkeep-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	home, ws := filepath.Join(base, "home"), filepath.Join(base, "ws")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(ws, 0o755)
+	p := landlock.DefaultPolicy(landlock.WorkspaceWrite, ws, "", []string{"HOME=" + home})
+	w := newWarm(t)
+	run := func(cmd string) string {
+		t.Helper()
+		res, err := Run(t.Context(), Spec{Path: "/bin/bash", Args: []string{"-c", cmd}, Dir: ws, Sandbox: &p, Warm: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(res.Stdout.Head)
+	}
+	// A plan made just after its directories changed is not kept (the
+	// modification times could hide a change in the same clock tick):
+	// the fixture settles first, so that the second command would get
+	// the first one's ruleset if nothing told the cache to plan again.
+	time.Sleep(200 * time.Millisecond)
+	if got := run(`echo x > a.txt && cat a.txt`); got != "x" {
+		t.Fatalf("first command: %q", got)
+	}
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("SECRET\n"), 0o600)
+	os.WriteFile(filepath.Join(home, "notes.txt"), []byte("notes\n"), 0o644)
+	if got := run(`cat ` + home + `/.ssh/id_rsa 2>/dev/null || echo denied; cat ` + home + `/notes.txt`); got != "denied\nnotes" {
+		t.Errorf("after a key was put in the home: %q, want denied and the notes", got)
 	}
 }
