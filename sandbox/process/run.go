@@ -128,9 +128,17 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			return Result{}, fmt.Errorf("starting %s: %w", path, err)
 		}
 	}
-	rs, err := s.ruleset(r.terminal)
+	rs, err := s.ruleset(ctx, r.terminal)
 	if err != nil {
 		r.discard()
+		switch {
+		case ctx.Err() != nil:
+			return Result{}, ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			// Making the ruleset outlasted the command's timeout (a
+			// file system that does not answer): nothing ran.
+			return Result{Duration: time.Since(start), TimedOut: true, NotStarted: true, ExitCode: -1}, nil
+		}
 		return Result{}, fmt.Errorf("starting %s: sandbox: %w", path, err)
 	}
 	if rs != nil {
@@ -328,20 +336,58 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 // cache keeps it from one command to the next (a policy with a terminal
 // is one command's own and is not kept). terminal is the command's
 // pseudo-terminal, "" without one.
-func (s Spec) ruleset(terminal string) (*landlock.Ruleset, error) {
+//
+// Making it reads the disk, and a file system that does not answer (a
+// dead network mount above a root) would hold the call for ever: the
+// work runs apart, and the call stops waiting for it when ctx ends or
+// the command's timeout passes, as it would for a reaper stuck the same
+// way. What it makes after that is let go.
+func (s Spec) ruleset(ctx context.Context, terminal string) (*landlock.Ruleset, error) {
 	if s.Sandbox == nil {
 		return nil, nil
 	}
 	p := *s.Sandbox
-	if terminal != "" {
+	prepare := landlock.Prepare
+	switch {
+	case terminal != "":
 		p.Terminal = terminal
-		return landlock.Prepare(p)
+	case s.Warm != nil:
+		prepare = s.Warm.rulesets.Prepare
 	}
-	if s.Warm != nil {
-		return s.Warm.rulesets.Prepare(p)
+	type made struct {
+		rs  *landlock.Ruleset
+		err error
 	}
-	return landlock.Prepare(p)
+	done := make(chan made, 1)
+	hold := prepareHeld.Load()
+	go func() {
+		if hold != nil {
+			<-*hold
+		}
+		rs, err := prepare(p)
+		done <- made{rs, err}
+	}()
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	select {
+	case m := <-done:
+		return m.rs, m.err
+	case <-ctx.Done():
+		go func() {
+			if m := <-done; m.rs != nil {
+				m.rs.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
+
+// prepareHeld, set by tests, holds the making of rulesets until the
+// channel it points to is closed: a file system that does not answer.
+var prepareHeld atomic.Pointer[chan struct{}]
 
 // pump reads one output stream to EOF (or to the drain deadline), feeding the
 // bounded capture and, when set, the output emitter.

@@ -4,6 +4,7 @@ package process
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,33 @@ func TestSandboxRulesetKeptWhileTheDiskStays(t *testing.T) {
 	os.WriteFile(filepath.Join(home, "notes.txt"), []byte("notes\n"), 0o644)
 	if got := run(`cat ` + home + `/.ssh/id_rsa 2>/dev/null || echo denied; cat ` + home + `/notes.txt`); got != "denied\nnotes" {
 		t.Errorf("after a key was put in the home: %q, want denied and the notes", got)
+	}
+}
+
+// TestSandboxRulesetStuck: a ruleset whose making does not end (a file
+// system that does not answer) holds the call no longer than its
+// timeout, or than its cancel; nothing runs.
+func TestSandboxRulesetStuck(t *testing.T) {
+	if abi, reason := landlock.Available(); abi == 0 {
+		t.Skip(reason)
+	}
+	held := make(chan struct{})
+	prepareHeld.Store(&held)
+	defer func() { prepareHeld.Store(nil); close(held) }()
+	p := landlock.DefaultPolicy(landlock.WorkspaceWrite, t.TempDir(), "", os.Environ())
+	marker := filepath.Join(t.TempDir(), "ran")
+	s := Spec{Path: "/bin/bash", Args: []string{"-c", "touch " + marker}, Sandbox: &p, Timeout: 300 * time.Millisecond}
+	res, err := Run(t.Context(), s)
+	if err != nil || !res.TimedOut || !res.NotStarted {
+		t.Errorf("timeout while the ruleset is made: %+v, %v", res, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	s.Timeout, s.Warm = 0, newWarm(t)
+	if _, err := Run(ctx, s); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancel while the ruleset is made: err = %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran")
 	}
 }
