@@ -43,6 +43,9 @@
 // was: a carved home or /tmp costs hundreds of rules, an open and a
 // system call each, where checking the paths costs one lstat each. A
 // policy with a terminal is one command's own and is made for it alone.
+// Making a ruleset reads the disk: a call waits for it no longer than
+// its timeout or its cancel, so a file system that does not answer
+// holds no call for ever.
 //
 // # The kill ladder
 //
