@@ -117,6 +117,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			// or the session going.
 			if ctx.Err() == nil {
 				w.fill()
+				if s.Sandbox != nil {
+					w.refresh(*s.Sandbox)
+				}
 			}
 		}()
 	}

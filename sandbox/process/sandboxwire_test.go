@@ -118,3 +118,48 @@ func TestSandboxRulesetStuck(t *testing.T) {
 		t.Error("the command ran")
 	}
 }
+
+// TestWarmRefreshesTheRuleset: once a command is done, its Warm makes
+// the policy's ruleset again in the background (the first command of a
+// policy keeps none: see landlock.Cache), so the next command finds one
+// kept without another command before it.
+func TestWarmRefreshesTheRuleset(t *testing.T) {
+	if abi, reason := landlock.Available(); abi == 0 {
+		t.Skip(reason)
+	}
+	base, err := os.MkdirTemp("/var/tmp", "llrefresh-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	p := landlock.DefaultPolicy(landlock.WorkspaceWrite, base, "", []string{"HOME=" + base})
+	kept := func() int {
+		n := 0
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			if link, _ := os.Readlink("/proc/self/fd/" + e.Name()); link == "anon_inode:[landlock-ruleset]" {
+				n++
+			}
+		}
+		return n
+	}
+	// Each try is the first command of a fresh Warm. Other programs'
+	// changes above base may spoil a plan: a few tries.
+	for try := range 5 {
+		time.Sleep(200 * time.Millisecond)
+		w := NewWarm(time.Minute)
+		if _, err := Run(t.Context(), Spec{Path: "/bin/true", Dir: base, Sandbox: &p, Warm: w}); err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for deadline := time.Now().Add(2 * time.Second); got == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			got = kept()
+		}
+		w.Close()
+		if got == 1 {
+			return
+		}
+		t.Logf("try %d: %d rulesets kept", try, got)
+	}
+	t.Error("no ruleset was kept after the commands, though nothing changed")
+}

@@ -302,6 +302,26 @@ func (w *Warm) fill() {
 	}()
 }
 
+// refresh makes p's ruleset again in the background if the disk changed
+// since it was kept (landlock.Cache), so that the next command of the
+// same policy finds it ready, as it finds its reaper: a command that
+// changed a directory the plan read (a file made in a listed home or
+// /tmp) would otherwise pay the whole ruleset. It is not waited for by
+// Close: a file system that does not answer would hold hostcore's exit.
+func (w *Warm) refresh(p landlock.Policy) {
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return
+	}
+	go func() {
+		if rs, err := w.rulesets.Prepare(p); err == nil {
+			rs.Close()
+		}
+	}()
+}
+
 // drop lets r go if it is still the idle warm reaper.
 func (w *Warm) drop(r *reaper) {
 	defer w.wg.Done()
