@@ -124,8 +124,8 @@ func run(args []string) int {
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission card waits before it is denied")
 	slots := fs.Int("mutation-slots", env.getInt("HOSTCORE_MUTATION_SLOTS", "mutation-slots", 4), "Write/Edit bodies that may run at once across sessions")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
-	warm := fs.Bool("warm-reaper", env.getBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
-	batch := fs.Bool("batch-commands", env.getBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
+	warm := fs.Bool("warm-reaper", env.getBool("HOSTCORE_WARM_REAPER", "warm-reaper", true), "keep a Bash reaper started ahead of the next command (one idle child process; --warm-reaper=false starts one per command)")
+	batch := fs.Bool("batch-commands", env.getBool("HOSTCORE_BATCH_COMMANDS", "batch-commands", false), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
 	spinStr := fs.String("input-spin", envOr("HOSTCORE_INPUT_SPIN", rpc.InputSpin.String()), "how long a read of stdin polls before it sleeps while requests come back to back, 0 to 1ms (0: never)")
 	if code, ok := parseFlags(fs, args, "hostcore [flags]  (or: hostcore mcp --workspace DIR [flags])"); !ok {
 		return code
@@ -335,11 +335,11 @@ func (e *envDefaults) getInt(key, flagName string, def int) int {
 }
 
 // getBool reads a switch: "1" or "true" (any case) turn it on, "0" or
-// "false" off.
-func (e *envDefaults) getBool(key, flagName string) bool {
+// "false" off; unset, it is def.
+func (e *envDefaults) getBool(key, flagName string, def bool) bool {
 	raw := os.Getenv(key)
 	if raw == "" {
-		return false
+		return def
 	}
 	v, err := strconv.ParseBool(raw)
 	if err != nil {
@@ -415,8 +415,8 @@ func runMCP(args []string) int {
 	dataDir := fs.String("data-dir", envOr("HOSTCORE_DATA_DIR", defaultDataDir()), "directory for the database, scratch and snapshots")
 	timeoutStr := fs.String("permission-timeout", envOr("HOSTCORE_PERMISSION_TIMEOUT", "120s"), "how long a permission prompt waits before it is denied")
 	logLevel := fs.String("log-level", envOr("HOSTCORE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to stderr)")
-	warm := fs.Bool("warm-reaper", env.getBool("HOSTCORE_WARM_REAPER", "warm-reaper"), "keep a Bash reaper started ahead of the next command (faster commands, one idle child process)")
-	batch := fs.Bool("batch-commands", env.getBool("HOSTCORE_BATCH_COMMANDS", "batch-commands"), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
+	warm := fs.Bool("warm-reaper", env.getBool("HOSTCORE_WARM_REAPER", "warm-reaper", true), "keep a Bash reaper started ahead of the next command (one idle child process; --warm-reaper=false starts one per command)")
+	batch := fs.Bool("batch-commands", env.getBool("HOSTCORE_BATCH_COMMANDS", "batch-commands", false), "run Bash commands as batch tasks (Linux SCHED_BATCH: no wakeup preemption; the user's interactive programs keep the CPU, pipelines switch less)")
 	if code, ok := parseFlags(fs, args, "hostcore mcp [--workspace DIR] [flags]"); !ok {
 		return code
 	}

@@ -297,10 +297,12 @@ func TestNoLandlockSaysSo(t *testing.T) {
 	}
 }
 
-// TestSandboxAsAnOrdinaryUser runs hostcore as nobody, as a desktop user
-// runs it: the secret stays closed to the run-time spellings, a write
-// outside the roots fails, and Plan made read-only writes nothing.
-func TestSandboxAsAnOrdinaryUser(t *testing.T) {
+// sandboxNobodyHost starts hostcore as nobody (uid 65534), as a desktop user
+// runs it, from a copy of the binary in a dir made under parent, with a
+// fake home there and session "s" (auto) on the workspace dir/ws. It
+// skips where it cannot drop to nobody.
+func sandboxNobodyHost(t *testing.T, parent string) (c rpcClient, dir, ws string) {
+	t.Helper()
 	needLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to drop to nobody (uid 65534)")
@@ -309,14 +311,11 @@ func TestSandboxAsAnOrdinaryUser(t *testing.T) {
 	if err != nil {
 		t.Skip("no setpriv to drop to nobody")
 	}
-	t.Parallel()
-	// Not under /tmp: the sandbox lets commands write in the temp dirs,
-	// so a workspace or an "outside" dir there would be writable.
-	dir, err := os.MkdirTemp("/var/tmp", "hostcore-nobody-")
+	dir, err = os.MkdirTemp(parent, "hostcore-nobody-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	bin := filepath.Join(dir, "hostcore")
 	src, err := os.ReadFile(buildBinary(t))
@@ -333,11 +332,22 @@ func TestSandboxAsAnOrdinaryUser(t *testing.T) {
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "--data-dir", data)
 	cmd.Env = append(os.Environ(), "HOME="+home, "USER=nobody", "HOSTCORE_LOG_LEVEL=debug")
 	h := startCmd(t, cmd)
-	c := rpcClient{t, h}
+	c = rpcClient{t, h}
 	c.call(1, "session.create", map[string]any{"sessionId": "s", "workspaceRoot": ws, "permissionMode": "auto"})
 	if r := runBashCall(c, 9, "whoami", "id -u", nil); !strings.Contains(fmt.Sprint(details(r)["stdout"]), "65534") {
 		t.Fatalf("not running as nobody: %v", r)
 	}
+	return c, dir, ws
+}
+
+// TestSandboxAsAnOrdinaryUser runs hostcore as nobody, as a desktop user
+// runs it: the secret stays closed to the run-time spellings, a write
+// outside the roots fails, and Plan made read-only writes nothing.
+func TestSandboxAsAnOrdinaryUser(t *testing.T) {
+	t.Parallel()
+	// Not under /tmp: in workspace-write mode commands may write in the
+	// temp dirs, so an "outside" dir there would be writable.
+	c, dir, ws := sandboxNobodyHost(t, "/var/tmp")
 	for i, cmd := range secretSpellings {
 		r := runBashCall(c, 10+i, fmt.Sprint("spell", i), cmd, nil)
 		if r["ok"] != false || strings.Contains(fmt.Sprint(r), fakeKey) || details(r)["sandbox"] != "landlock" {
@@ -363,5 +373,45 @@ func TestSandboxAsAnOrdinaryUser(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "plan.txt")); err == nil {
 		t.Error("as nobody, plan.txt was written by a read-only Plan session")
+	}
+}
+
+// TestSandboxReadOnlyWorkspaceUnderTmp: read-only modes do not grant the
+// shared temp dirs, so a workspace under /tmp stays read-only (in the
+// read-only setting and in a read-only Plan session), while a command
+// that writes where $TMPDIR says (mktemp) still works: TMPDIR is the
+// command's own dir in the session's scratch.
+func TestSandboxReadOnlyWorkspaceUnderTmp(t *testing.T) {
+	t.Parallel()
+	c, _, ws := sandboxNobodyHost(t, "/tmp")
+	tmpUse := `t=$(mktemp) && echo hi > "$t" && cat "$t" && echo "$TMPDIR"`
+	if r := runBashCall(c, 10, "ww", "echo x > ws.txt", nil); r["ok"] != true {
+		t.Fatalf("workspace-write: a workspace write failed: %v", r)
+	}
+	c.call(11, "settings.update", map[string]any{"commandSandbox": "read-only"})
+	if r := runBashCall(c, 12, "ro", "echo x > ro.txt", nil); r["ok"] != false {
+		t.Errorf("read-only, workspace under /tmp: the write ran: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ro.txt")); err == nil {
+		t.Error("read-only, workspace under /tmp: ro.txt was written")
+	}
+	if r := runBashCall(c, 13, "ro-tmp", "echo x > /tmp/hostcore-ro-$$", nil); r["ok"] != false {
+		t.Errorf("read-only: a write to the shared /tmp ran: %v", r)
+	}
+	r := runBashCall(c, 14, "ro-mktemp", tmpUse, nil)
+	if out := fmt.Sprint(details(r)["stdout"]); r["ok"] != true || !strings.Contains(out, "hi") || !strings.Contains(out, "/scratch/") {
+		t.Errorf("read-only: a tool writing to $TMPDIR failed, or TMPDIR is not in the scratch: %v", r)
+	}
+	// A read-only Plan session refuses the workspace write the same way.
+	c.call(15, "settings.update", map[string]any{"commandSandbox": nil, "planBashReadOnly": true})
+	c.call(16, "session.create", map[string]any{"sessionId": "p", "workspaceRoot": ws, "mode": "plan", "permissionMode": "auto"})
+	for i, cmd := range []string{"echo x > plan.txt", tmpUse} {
+		c.send(17+i, "tools.execute", map[string]any{"sessionId": "p", "turnId": "turn", "toolCallId": fmt.Sprint("plan", i), "toolName": "Bash", "args": map[string]any{"command": cmd}})
+		if r, want := c.result(17+i), i == 1; r["ok"] != want {
+			t.Errorf("read-only Plan, %s: ok=%v, want %v: %v", cmd, r["ok"], want, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "plan.txt")); err == nil {
+		t.Error("read-only Plan, workspace under /tmp: plan.txt was written")
 	}
 }

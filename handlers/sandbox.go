@@ -231,6 +231,13 @@ func (c *call) bashSandbox(a tools.BashArgs, env []string) (tools.BashSandbox, e
 		// first build would find it closed for good.
 		os.MkdirAll(p.CacheDir, 0o700)
 	}
+	if p.PrivateTmp != "" {
+		// Read-only: the command's TMPDIR, in place of the shared temp
+		// dirs it may not write.
+		if err := os.MkdirAll(p.PrivateTmp, 0o700); err != nil {
+			return tools.BashSandbox{}, tools.Fail(tools.CodeToolFailed, "making the command's temp dir failed (%v); the command was not run", err)
+		}
+	}
 	p.WritableExtra = set.SandboxWritableDirs
 	extra, err := c.s.bashDenylist(ctx)
 	if err != nil {

@@ -46,9 +46,9 @@ type Config struct {
 	// Shutdown is called by the shutdown method; main cancels everything.
 	Shutdown func()
 	// WarmReaper keeps one Bash reaper started ahead of the next command
-	// (process.Warm): about 25 ms off each command, at the price of an idle
-	// child process between commands. Off by default, so that no process
-	// of hostcore's outlives a call.
+	// (process.Warm): the start of hostcore's binary, tens of ms, off
+	// each command, at the price of an idle child process between
+	// commands (main turns it on unless --warm-reaper=false).
 	WarmReaper bool
 	// BatchCommands runs Bash commands as batch tasks (process.Spec.Batch):
 	// off by default, so that a command runs as it would in the user's

@@ -37,18 +37,25 @@ func identOf(fi fs.FileInfo) FileIdent {
 // that check; a FIFO swapped in between the two still blocks.
 func openDirRoot(root *os.Root, dir string) (*os.Root, error) {
 	const flags = os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK
-	var f *os.File
-	var err error
+	var fd int
 	if root == nil {
-		f, err = os.OpenFile(dir, flags, 0)
+		// A bare descriptor: an *os.File would try the poller (which
+		// refuses directories) and be made blocking again by Fd, five
+		// system calls at every file operation for nothing.
+		var err error
+		if fd, err = syscall.Open(dir, flags|syscall.O_CLOEXEC, 0); err != nil {
+			return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+		}
+		defer syscall.Close(fd)
 	} else {
-		f, err = root.OpenFile(dir, flags, 0)
+		f, err := root.OpenFile(dir, flags, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		fd = int(f.Fd())
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if r, err := os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); err == nil {
+	if r, err := os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil {
 		return r, nil
 	}
 	if root == nil {

@@ -91,7 +91,7 @@ func runRead(ctx context.Context, c *Call, a ReadArgs) (Out[ReadDetails], error)
 	defer f.Close()
 
 	br := readerPool.Get().(*bufio.Reader)
-	br.Reset(f)
+	br.Reset(&onceEOF{r: f})
 	defer func() { br.Reset(nil); readerPool.Put(br) }()
 	head, _ := br.Peek(8 << 10)
 	if bytes.IndexByte(head, 0) >= 0 {
@@ -205,6 +205,23 @@ func runRead(ctx context.Context, c *Call, a ReadArgs) (Out[ReadDetails], error)
 		text = "(empty file)"
 	}
 	return Out[ReadDetails]{Text: text, Details: d}, nil
+}
+
+// onceEOF ends its reader at the first end of file: bufio asks the
+// reader again after each EOF it hands on (Peek, then the last line's
+// ReadSlice), and each ask is a read system call that finds nothing.
+type onceEOF struct {
+	r   io.Reader
+	eof bool
+}
+
+func (o *onceEOF) Read(p []byte) (int, error) {
+	if o.eof {
+		return 0, io.EOF
+	}
+	n, err := o.r.Read(p)
+	o.eof = err == io.EOF
+	return n, err
 }
 
 // errNUL: a line holds a NUL byte, so the file is binary after all (the

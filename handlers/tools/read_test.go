@@ -66,3 +66,42 @@ func (r repeatReader) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// countingReader counts the reads that reach it.
+type countingReader struct {
+	data  []byte
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// TestOnceEOFAsksOnce: Read's buffered reader asks its file again after
+// each EOF it hands on; through onceEOF the file is read once past its
+// end, however often the buffer asks.
+func TestOnceEOFAsksOnce(t *testing.T) {
+	c := &countingReader{data: []byte("hello\nworld\n")}
+	br := bufio.NewReaderSize(&onceEOF{r: c}, 64<<10)
+	br.Peek(8 << 10)
+	var lines []string
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			lines = append(lines, line)
+		}
+		if err != nil {
+			break
+		}
+	}
+	br.Peek(1)
+	if got := strings.Join(lines, ""); got != "hello\nworld\n" || c.reads != 2 {
+		t.Errorf("read %q in %d reads of the file; want the file in 2 (its bytes, then its end)", got, c.reads)
+	}
+}

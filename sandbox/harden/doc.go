@@ -12,5 +12,5 @@
 // The flag is per process and execve resets it, so every hostcore
 // process calls Self first thing: the server in both modes and the
 // re-executed reapers, which hold the command's pipes and hostcore's
-// control pipe.
+// control socket.
 package harden

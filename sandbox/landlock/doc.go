@@ -10,8 +10,13 @@
 // and writes only in its roots: in workspace-write mode the workspace, the
 // session's scratch, the temp dirs (/tmp, $TMPDIR, /dev/shm), the user's
 // cache dir ($XDG_CACHE_HOME or ~/.cache, so builds keep their caches)
-// and the dirs a setting names; in read-only mode the scratch and the temp
-// dirs only. /dev is closed but for the null, zero and random devices,
+// and the dirs a setting names; in read-only mode the scratch only, with
+// the command's TMPDIR (and TMP, TEMP) pointed at a dir inside it
+// (Policy.PrivateTmp, CommandEnv). The shared temp dirs stay closed to
+// writes in read-only mode: a workspace under /tmp would be written
+// through them, and so would whatever other programs keep there; tools
+// that honour TMPDIR keep working, one that writes a fixed /tmp path
+// fails. /dev is closed but for the null, zero and random devices,
 // /dev/tty and the command's own terminal (Policy.Terminal): a block
 // device would hand root the disk, denied paths and all, and the user's
 // other terminals in /dev/pts would take keystrokes typed by the command
@@ -79,8 +84,16 @@
 //     process restricts itself and executes the command in its place. It
 //     costs a start of the hostcore binary on top.
 //
-// Either way the ruleset is built when the command starts (Prepare), from
-// the disk as it is then.
+// Either way the ruleset is built from the disk as it is when the
+// command starts: by Prepare, or by a Cache, which keeps the last
+// policy's ruleset with the state of every path its plan read (the
+// listed directories, the roots and the denied paths and the
+// directories above them) and plans again as soon as one differs. A
+// plan is kept only when two plans made around a look at those paths
+// agree, and none of its directories changed within racyWindow of it,
+// since a file system stamps modification times at a clock tick and a
+// second change in the same tick keeps the time. The ruleset is made in
+// hostcore and its descriptor handed to the reaper (Handoff, Adopt).
 //
 // # Never a silent downgrade
 //

@@ -93,20 +93,26 @@ type Ruleset struct {
 // missing or a rule cannot be added: the caller then runs nothing, or
 // says the command runs unsandboxed ("sandbox": "none" and the reason).
 func Prepare(p Policy) (*Ruleset, error) {
+	rs, _, err := prepare(p)
+	return rs, err
+}
+
+// prepare is Prepare, with the plan the ruleset was made from.
+func prepare(p Policy) (*Ruleset, plan, error) {
 	abi, err := kernelABI()
 	if err != nil {
-		return nil, err
+		return nil, plan{}, err
 	}
 	pl, err := makePlan(p)
 	if err != nil {
-		return nil, err
+		return nil, plan{}, err
 	}
 	rs, err := newRuleset(abi, pl.Rules)
 	if err != nil {
-		return nil, err
+		return nil, plan{}, err
 	}
 	rs.notes = pl.Notes
-	return rs, nil
+	return rs, pl, nil
 }
 
 func newRuleset(abi int, rules []rule) (*Ruleset, error) {
@@ -176,6 +182,23 @@ func rights(a access, dir bool) uint64 {
 		r &= ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
 	}
 	return r
+}
+
+// Handoff is what another process needs to enforce the ruleset: its
+// descriptor, to pass over a unix socket (the reaper gets the ruleset
+// hostcore prepared, see Cache), and the flags to enforce it with.
+func (rs *Ruleset) Handoff() (fd int, flags uint32) { return rs.fd, rs.flags }
+
+// Adopt makes a ruleset of a descriptor received from Handoff; the
+// Ruleset owns it. It refuses a descriptor that is no Landlock ruleset,
+// so that nothing is started unconfined on a mixed-up descriptor.
+func Adopt(fd int, flags uint32) (*Ruleset, error) {
+	if link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err != nil || link != "anon_inode:[landlock-ruleset]" {
+		unix.Close(fd)
+		return nil, fmt.Errorf("descriptor %d (%s) is not a Landlock ruleset", fd, link)
+	}
+	unix.CloseOnExec(fd)
+	return &Ruleset{fd: fd, flags: flags}, nil
 }
 
 // Notes says what the ruleset had to leave closed that the policy would

@@ -20,6 +20,21 @@ type Ruleset struct{}
 // Prepare fails: there is no Landlock here.
 func Prepare(p Policy) (*Ruleset, error) { return nil, errUnsupported }
 
+// Cache keeps nothing here: Prepare fails.
+type Cache struct{}
+
+// Prepare fails: there is no Landlock here.
+func (c *Cache) Prepare(p Policy) (*Ruleset, error) { return nil, errUnsupported }
+
+// Close does nothing.
+func (c *Cache) Close() {}
+
+// Handoff has no descriptor to give.
+func (rs *Ruleset) Handoff() (fd int, flags uint32) { return -1, 0 }
+
+// Adopt fails: there is no Landlock here.
+func Adopt(fd int, flags uint32) (*Ruleset, error) { return nil, errUnsupported }
+
 // Notes is nil.
 func (rs *Ruleset) Notes() []string { return nil }
 

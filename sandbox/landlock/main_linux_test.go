@@ -284,7 +284,7 @@ func makeFixture() (*fixture, error) {
 		os.Chmod(d, 0o755)
 	}
 	// Writable by everyone, so that only the sandbox stands in the way.
-	for _, d := range []string{f.ws, f.scratch, f.outside, filepath.Join(f.home, ".cache"), f.home} {
+	for _, d := range []string{f.ws, f.scratch, filepath.Join(f.scratch, "tmp"), f.outside, filepath.Join(f.home, ".cache"), f.home} {
 		os.MkdirAll(d, 0o777)
 		os.Chmod(d, 0o777)
 	}
@@ -337,7 +337,7 @@ func (r run) do(t testing.TB, f *fixture) (string, string, int) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = f.ws
-	cmd.Env = append(f.env(), r.extraEnv...)
+	cmd.Env = r.policy.CommandEnv(append(f.env(), r.extraEnv...))
 	cmd.Env = append(cmd.Env, modeVar+"="+modeParent, policyVar+"="+enc, howVar+"="+r.how,
 		controlVar+"="+strings.Join(r.control, ":"), childModeVar+"="+r.childMode)
 	cmd.Stdin = strings.NewReader("")

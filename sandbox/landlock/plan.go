@@ -47,6 +47,38 @@ type rule struct {
 type plan struct {
 	Rules []rule
 	Notes []string
+	// Watch is every path the plan was read from (see watch): while none
+	// of them has changed, the plan is what makePlan would make again.
+	Watch map[string]watchKind
+}
+
+// watchKind is what of a watched path a change would change the plan.
+type watchKind uint8
+
+const (
+	// watchIdent: which file it is (device, inode, type, mode, owner),
+	// or that it is missing. A root or a denied path: what is written
+	// inside a root changes nothing of the plan.
+	watchIdent watchKind = iota + 1
+	// watchEntries: that, and its entries (its modification time): a
+	// directory above a root or a denied path, or one the plan listed.
+	watchEntries
+)
+
+// watch records that the plan read path: the path itself (kind), and
+// the entries of every directory above it, where a link, a rename or a
+// new directory would change what the path leads to.
+func (pl *planner) watch(path string, kind watchKind) {
+	path = filepath.Clean(path)
+	if pl.plan.Watch[path] < kind {
+		pl.plan.Watch[path] = kind
+	}
+	for d := filepath.Dir(path); pl.plan.Watch[d] < watchEntries; d = filepath.Dir(d) {
+		pl.plan.Watch[d] = watchEntries
+		if d == "/" || d == "." {
+			break
+		}
+	}
 }
 
 // Bounds on the enumeration of a directory above a denied path (see
@@ -94,8 +126,8 @@ func makePlan(p Policy) (plan, error) {
 	if err := p.validate(); err != nil {
 		return plan{}, err
 	}
-	pl := &planner{index: make(map[string]int)}
-	deny := resolveDeny(p.Deny, p.Home)
+	pl := &planner{index: make(map[string]int), plan: plan{Watch: make(map[string]watchKind)}}
+	deny := pl.resolveDeny(p.Deny, p.Home)
 	denied := newFence(deny)
 	// Reads: the whole disk but /dev and the denied paths.
 	pl.root("/", accRead, newFence(append([]string{"/dev"}, deny...)))
@@ -139,16 +171,19 @@ func newFence(paths []string) fence {
 // a command reaches, whatever the spelling. A path that does not exist
 // has nothing to protect and is left out, and so is one the file
 // permissions close to this user for good (closedByOwner).
-func resolveDeny(deny []string, home string) []string {
+func (pl *planner) resolveDeny(deny []string, home string) []string {
 	homes := []string{}
 	if home != "" {
 		homes = append(homes, filepath.Clean(home))
+		pl.watch(home, watchIdent)
 		if real, err := filepath.EvalSymlinks(home); err == nil && real != homes[0] {
 			homes = append(homes, real)
+			pl.watch(real, watchIdent)
 		}
 	}
 	var out []string
 	add := func(p string) {
+		pl.watch(p, watchIdent)
 		fi, err := os.Stat(p)
 		if err != nil || closedByOwner(p, fi) {
 			return
@@ -156,6 +191,7 @@ func resolveDeny(deny []string, home string) []string {
 		out = append(out, p)
 		if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
 			out = append(out, real)
+			pl.watch(real, watchIdent)
 		}
 	}
 	for _, d := range deny {
@@ -174,10 +210,12 @@ func resolveDeny(deny []string, home string) []string {
 // root grants acc on path, a root of the policy, except beneath the
 // paths in excl. A root that does not exist is left out.
 func (pl *planner) root(path string, acc access, excl fence) {
+	pl.watch(path, watchIdent)
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return
 	}
+	pl.watch(real, watchIdent)
 	fi, err := os.Stat(real)
 	if err != nil {
 		return
@@ -195,6 +233,7 @@ func (pl *planner) grant(path string, isDir bool, acc access, excl fence) {
 		pl.add(rule{Path: path, Access: acc, Dir: isDir})
 		return
 	}
+	pl.watch(path, watchEntries)
 	entries, err := readDirBounded(path, maxDirEntries)
 	if err != nil {
 		pl.plan.Notes = append(pl.plan.Notes, fmt.Sprintf("%s: %v: its entries are closed", path, err))

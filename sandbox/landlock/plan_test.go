@@ -57,7 +57,8 @@ func under(pl plan, base string) []string {
 // beneath it, or on a directory above it.
 func checkNoRuleCovers(t *testing.T, pl plan, p Policy) {
 	t.Helper()
-	for _, d := range resolveDeny(p.Deny, p.Home) {
+	scratch := &planner{index: map[string]int{}, plan: plan{Watch: map[string]watchKind{}}}
+	for _, d := range scratch.resolveDeny(p.Deny, p.Home) {
 		for _, r := range pl.Rules {
 			if r.Access == accList && p.ListAll {
 				continue
@@ -212,6 +213,8 @@ func TestPolicyRefused(t *testing.T) {
 		{Mode: ReadOnly, TempDirs: []string{"/tmp/../"}},
 		{Mode: WorkspaceWrite, WritableExtra: []string{"relative"}},
 		{Mode: ReadOnly, Home: "~"},
+		{Mode: ReadOnly, Scratch: "/s", PrivateTmp: "/tmp/x"},
+		{Mode: ReadOnly, PrivateTmp: "/s/tmp"},
 	} {
 		if _, err := makePlan(p); err == nil {
 			t.Errorf("makePlan(%+v) = nil error", p)
@@ -241,9 +244,20 @@ func TestDefaultPolicy(t *testing.T) {
 			t.Errorf("without HOME, Home = %q, want %q", p.Home, u.HomeDir)
 		}
 	}
-	p = DefaultPolicy(ReadOnly, "/ws", "/s", []string{"HOME=/home/u", "TMPDIR=relative"})
-	if p.CacheDir != "/home/u/.cache" || len(p.TempDirs) != 2 {
-		t.Errorf("cache %q temps %q", p.CacheDir, p.TempDirs)
+	if p := DefaultPolicy(WorkspaceWrite, "/ws", "/s", []string{"TMPDIR=relative"}); len(p.TempDirs) != 2 || p.PrivateTmp != "" {
+		t.Errorf("workspace-write, relative TMPDIR: temps %q, private %q", p.TempDirs, p.PrivateTmp)
+	}
+	// Read-only: no shared temp dir (a workspace under /tmp would be
+	// written through it), a TMPDIR of its own in the scratch.
+	p = DefaultPolicy(ReadOnly, "/ws", "/s", []string{"HOME=/home/u", "TMPDIR=/t"})
+	if p.CacheDir != "/home/u/.cache" || len(p.TempDirs) != 0 || p.PrivateTmp != "/s/tmp" {
+		t.Errorf("read-only: cache %q temps %q private %q", p.CacheDir, p.TempDirs, p.PrivateTmp)
+	}
+	if diff := cmp.Diff([]string{"/s"}, p.writable()); diff != "" {
+		t.Errorf("read-only writable (-want +got)\n%s", diff)
+	}
+	if p := DefaultPolicy(ReadOnly, "/ws", "", nil); p.PrivateTmp != "" {
+		t.Errorf("read-only without a scratch: private temp %q", p.PrivateTmp)
 	}
 	enc, err := p.Encode()
 	if err != nil {
@@ -258,16 +272,31 @@ func TestDefaultPolicy(t *testing.T) {
 	}
 }
 
+// CommandEnv points the temp variables at the private temp dir, and
+// leaves the environment alone without one.
+func TestCommandEnv(t *testing.T) {
+	env := []string{"A=1", "TMPDIR=/tmp", "TMP=/tmp", "TEMP=/x", "B=2"}
+	p := DefaultPolicy(ReadOnly, "/ws", "/s", env)
+	want := []string{"A=1", "B=2", "TMPDIR=/s/tmp", "TMP=/s/tmp", "TEMP=/s/tmp"}
+	if diff := cmp.Diff(want, p.CommandEnv(env)); diff != "" {
+		t.Errorf("read-only (-want +got)\n%s", diff)
+	}
+	p = DefaultPolicy(WorkspaceWrite, "/ws", "/s", env)
+	if diff := cmp.Diff(env, p.CommandEnv(env)); diff != "" {
+		t.Errorf("workspace-write (-want +got)\n%s", diff)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	p := DefaultPolicy(ReadOnly, "/ws", "/s", []string{"HOME=/home/u"})
 	got := p.Summary()
-	for _, want := range []string{"read-only", "the scratch dir (/s)", "/tmp", "~/.ssh", "more", "entered but not listed"} {
+	for _, want := range []string{"read-only", "the scratch dir (/s)", "its own TMPDIR (/s/tmp)", "~/.ssh", "more", "entered but not listed"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Summary() lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "/ws") {
-		t.Errorf("read-only Summary() names the workspace as writable:\n%s", got)
+	if strings.Contains(got, "/ws") || strings.Contains(got, "/dev/shm") || strings.Contains(got, " /tmp") {
+		t.Errorf("read-only Summary() names the workspace or a shared temp dir as writable:\n%s", got)
 	}
 	if !LooksDenied("cat: /home/u/.ssh/id_rsa: Permission denied") || LooksDenied("No such file or directory") {
 		t.Error("LooksDenied")

@@ -16,8 +16,9 @@ const (
 	// WorkspaceWrite: the workspace, the scratch, the temp dirs, the
 	// user's cache dir and the dirs a setting names.
 	WorkspaceWrite Mode = "workspace-write"
-	// ReadOnly: the scratch and the temp dirs only (Plan and Goal, or the
-	// user's choice); the workspace is read like the rest of the disk.
+	// ReadOnly: the scratch only (Plan and Goal, or the user's choice),
+	// with the command's TMPDIR in it; the workspace is read like the
+	// rest of the disk, and so are the shared temp dirs.
 	ReadOnly Mode = "read-only"
 )
 
@@ -30,8 +31,18 @@ type Policy struct {
 	Scratch   string `json:"scratch,omitempty"`
 	// Home is the home directory "~/" stands for in Deny.
 	Home string `json:"home,omitempty"`
-	// TempDirs are writable in both modes: /tmp, $TMPDIR, /dev/shm.
+	// TempDirs are the shared temp dirs, writable in both modes when
+	// listed: /tmp, $TMPDIR, /dev/shm. DefaultPolicy lists them in
+	// workspace-write mode only: a workspace under /tmp would otherwise
+	// stay writable in read-only mode, and so would every other user's
+	// and program's files there.
 	TempDirs []string `json:"tempDirs,omitempty"`
+	// PrivateTmp is the command's own temp dir in read-only mode, in the
+	// scratch (so writable, and gone with the session): CommandEnv points
+	// TMPDIR, TMP and TEMP at it, so that mktemp, compilers and test
+	// runners keep working without the shared temp dirs. The caller
+	// makes it.
+	PrivateTmp string `json:"privateTmp,omitempty"`
 	// CacheDir ($XDG_CACHE_HOME or ~/.cache) is writable in
 	// workspace-write mode, so builds keep their caches.
 	CacheDir string `json:"cacheDir,omitempty"`
@@ -101,9 +112,17 @@ func DefaultPolicy(mode Mode, workspace, scratch string, env []string) Policy {
 	if !filepath.IsAbs(home) {
 		home = ""
 	}
-	temps := []string{"/tmp", "/dev/shm"}
-	if t := lookupEnv(env, "TMPDIR"); filepath.IsAbs(t) {
-		temps = append(temps, t)
+	var temps []string
+	private := ""
+	if mode == ReadOnly {
+		if scratch != "" {
+			private = filepath.Join(scratch, "tmp")
+		}
+	} else {
+		temps = []string{"/tmp", "/dev/shm"}
+		if t := lookupEnv(env, "TMPDIR"); filepath.IsAbs(t) {
+			temps = append(temps, t)
+		}
 	}
 	cache := lookupEnv(env, "XDG_CACHE_HOME")
 	if !filepath.IsAbs(cache) {
@@ -113,14 +132,32 @@ func DefaultPolicy(mode Mode, workspace, scratch string, env []string) Policy {
 		}
 	}
 	return Policy{
-		Mode:      mode,
-		Workspace: workspace,
-		Scratch:   scratch,
-		Home:      home,
-		TempDirs:  temps,
-		CacheDir:  cache,
-		Deny:      deny,
+		Mode:       mode,
+		Workspace:  workspace,
+		Scratch:    scratch,
+		Home:       home,
+		TempDirs:   temps,
+		PrivateTmp: private,
+		CacheDir:   cache,
+		Deny:       deny,
 	}
+}
+
+// CommandEnv is env as the command must see it under p: with a
+// PrivateTmp, TMPDIR, TMP and TEMP name it (any value they had is
+// dropped: it names a dir the command may not write).
+func (p Policy) CommandEnv(env []string) []string {
+	if p.PrivateTmp == "" {
+		return env
+	}
+	out := make([]string, 0, len(env)+3)
+	for _, e := range env {
+		k, _, _ := strings.Cut(e, "=")
+		if k != "TMPDIR" && k != "TMP" && k != "TEMP" {
+			out = append(out, e)
+		}
+	}
+	return append(out, "TMPDIR="+p.PrivateTmp, "TMP="+p.PrivateTmp, "TEMP="+p.PrivateTmp)
 }
 
 // lookupEnv is the last value of key in env, as the kernel's getenv
@@ -173,6 +210,9 @@ func (p Policy) validate() error {
 	if p.Home != "" && !filepath.IsAbs(p.Home) {
 		return fmt.Errorf("home %q is not an absolute path", p.Home)
 	}
+	if p.PrivateTmp != "" && (p.Scratch == "" || !within(filepath.Clean(p.PrivateTmp), filepath.Clean(p.Scratch))) {
+		return fmt.Errorf("private temp dir %q is not inside the scratch dir %q", p.PrivateTmp, p.Scratch)
+	}
 	return nil
 }
 
@@ -209,6 +249,7 @@ func (p Policy) Summary() string {
 		named("the workspace", p.Workspace)
 	}
 	named("the scratch dir", p.Scratch)
+	named("its own TMPDIR", p.PrivateTmp)
 	roots = append(roots, p.TempDirs...)
 	if p.Mode == WorkspaceWrite {
 		named("the cache dir", p.CacheDir)

@@ -59,8 +59,8 @@ func TestWrites(t *testing.T) {
 	})
 }
 
-// Read-only mode: the workspace is read, not written; scratch and temp
-// are written.
+// Read-only mode: the workspace is read, not written; the scratch and
+// the command's own TMPDIR in it are written, the shared /tmp is not.
 func TestReadOnly(t *testing.T) {
 	t.Parallel()
 	requireLandlock(t)
@@ -72,11 +72,13 @@ func TestReadOnly(t *testing.T) {
 			`try workspace-read 'cat "$WS/README"'`,
 			`try scratch 'echo x > "$SCRATCH/new.$$"'`,
 			`try tmp 't=$(mktemp) && rm "$t"'`,
+			`try tmp-private 'case "$TMPDIR" in "$SCRATCH"/*) ;; *) false ;; esac'`,
+			`try shared-tmp 'echo x > /tmp/hostcore-ro.$$'`,
 			`try cache 'echo x > "$HOME/.cache/f.$$"'`,
 		)
 		want := map[string]string{
 			"workspace-write": "denied", "workspace-edit": "denied", "workspace-read": "ok",
-			"scratch": "ok", "tmp": "ok", "cache": "denied",
+			"scratch": "ok", "tmp": "ok", "tmp-private": "ok", "shared-tmp": "denied", "cache": "denied",
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got)\n%s", diff)

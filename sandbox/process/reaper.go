@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,7 @@ var reaperCapable atomic.Bool
 // start-up of this process.
 var ErrNoReaper = errors.New("process: MaybeRunReaper was not called first thing in main (or TestMain); refusing to re-execute this binary as a reaper")
 
-// reaperSpec is the command a reaper runs, sent on its control pipe: a
+// reaperSpec is the command a reaper runs, sent on its control socket: a
 // reaper is started before its command is known (see Warm), so the command
 // cannot be in its arguments. The encoding is a header line and then
 // NUL-terminated strings, which carries any bytes a path, an argument or an
@@ -72,7 +73,9 @@ type reaperSpec struct {
 	TTY   bool // fd 0 is a terminal, to become the controlling one
 	Batch bool // run the command as a batch task (see forkBatch)
 	Grace time.Duration
-	// Sandbox is the encoded landlock.Policy; "" runs the command unconfined.
+	// Sandbox is the flags (decimal) to enforce the Landlock ruleset
+	// that came before the spec (see sendRuleset) with; "" runs the
+	// command unconfined.
 	Sandbox string
 }
 
@@ -120,13 +123,13 @@ func readSpec(r *bufio.Reader) (reaperSpec, error) {
 	return sp, nil
 }
 
-// runReaper waits for its command on the control pipe, starts the shell in
+// runReaper waits for its command on the control socket, starts the shell in
 // its own session and waits for it; then, or as soon as it is told to stop,
 // it terminates every descendant, reports how the shell ended on the status
 // pipe and returns the exit code for itself.
 //
-// fd 3 is the control pipe (the spec line, then EOF or any byte: stop), fd 4
-// the status pipe; fds 0-2 are the shell's stdio.
+// fd 3 is the control socket (the ruleset message, the spec, then EOF or
+// any byte: stop), fd 4 the status pipe; fds 0-2 are the shell's stdio.
 func runReaper() int {
 	// fds 3 and 4 arrived without close-on-exec, as they had to survive our
 	// own exec. The shell must not inherit them: the status pipe has to reach
@@ -141,14 +144,26 @@ func runReaper() int {
 	// not followed by a false EOF (stop) from the limit.
 	control := bufio.NewReader(io.LimitReader(os.NewFile(3, "control"), maxSpec+1))
 	report := os.NewFile(4, "status")
-	spec, err := readSpec(control)
+	rulesetFD, err := receiveRuleset(3)
+	if err == nil {
+		var spec reaperSpec
+		if spec, err = readSpec(control); err == nil {
+			return runSpec(spec, rulesetFD, control, report)
+		}
+		if rulesetFD >= 0 {
+			syscall.Close(rulesetFD)
+		}
+	}
 	if err == io.EOF {
 		return 0 // hostcore let us go (or died) before there was a command
 	}
-	if err != nil {
-		fmt.Fprintf(report, "error reading the command: %v\n", err)
-		return 2
-	}
+	fmt.Fprintf(report, "error reading the command: %v\n", err)
+	return 2
+}
+
+// runSpec is runReaper's work once it has its command: the spec, the
+// ruleset's descriptor (-1: none) and the rest of the control socket.
+func runSpec(spec reaperSpec, rulesetFD int, control *bufio.Reader, report *os.File) int {
 	argv := append([]string{spec.Path}, spec.Args...)
 	// hostcore may have let the command go while the spec was on its way
 	// (the call was cancelled): then nothing starts.
@@ -159,7 +174,7 @@ func runReaper() int {
 	// command elsewhere if this reaper dies (see Run's cold fallback).
 	fmt.Fprintf(report, "taken\n")
 
-	// Stop on EOF (or any byte) on the control pipe, which covers hostcore's
+	// Stop on EOF (or any byte) on the control socket, which covers hostcore's
 	// abort, timeout and death alike, and on the usual termination signals.
 	stop := make(chan struct{})
 	var stopOnce sync.Once
@@ -185,16 +200,17 @@ func runReaper() int {
 		fork := forkExec
 		forkExec = func() (int, error) { return forkBatch(fork) } // see forkBatch
 	}
-	if spec.Sandbox != "" {
-		// The shell is forked from a thread confined by the policy: it
-		// and everything it starts inherit the confinement.
-		p, err := landlock.DecodePolicy(spec.Sandbox)
-		if err == nil && spec.TTY {
-			p.Terminal, _ = os.Readlink("/proc/self/fd/0") // the pty hostcore opened
-		}
+	if spec.Sandbox != "" || rulesetFD >= 0 {
+		// The shell is forked from a thread confined by the ruleset
+		// hostcore prepared: it and everything it starts inherit the
+		// confinement.
+		flags, err := strconv.ParseUint(spec.Sandbox, 10, 32)
 		var rs *landlock.Ruleset
-		if err == nil {
-			rs, err = landlock.Prepare(p)
+		switch {
+		case err != nil || rulesetFD < 0:
+			err = fmt.Errorf("the spec asks for flags %q and came with descriptor %d", spec.Sandbox, rulesetFD)
+		default:
+			rs, err = landlock.Adopt(rulesetFD, uint32(flags))
 		}
 		if err != nil {
 			cg.remove()

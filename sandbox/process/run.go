@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hostcore/sandbox/landlock"
 )
 
 // drainDelay bounds how long Run waits for the output pipes to reach EOF
@@ -85,14 +87,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err // nothing started
 	}
 	spec := reaperSpec{Path: path, Args: s.Args, Env: s.Env, Dir: s.Dir, TTY: s.TTY, Batch: s.Batch, Grace: s.Grace}
-	if s.Sandbox != nil {
-		var err error
-		if spec.Sandbox, err = s.Sandbox.Encode(); err != nil {
-			return Result{}, fmt.Errorf("starting %s: %w", path, err)
-		}
-	}
 	if spec.Env == nil {
 		spec.Env = os.Environ()
+	}
+	if s.Sandbox != nil {
+		spec.Env = s.Sandbox.CommandEnv(spec.Env) // its TMPDIR
 	}
 	// Every process of the command inherits a mark of this run, found in
 	// /proc should the reaper be killed before it could clean up.
@@ -107,39 +106,71 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	spec.Env = append(env, mark)
-	line, err := spec.encode()
-	if err != nil {
-		return Result{}, fmt.Errorf("starting %s: %w", path, err)
+	if _, err := spec.encode(); err != nil {
+		return Result{}, fmt.Errorf("starting %s: %w", path, err) // before a reaper is started for nothing
 	}
 	var r *reaper
 	if w := s.Warm; w != nil && !s.TTY {
-		r = w.take()
+		r = w.take(ctx)
 		defer func() {
 			// Not for an aborted command: hostcore may be shutting down,
 			// or the session going.
 			if ctx.Err() == nil {
 				w.fill()
+				if s.Sandbox != nil {
+					w.refresh(*s.Sandbox)
+				}
 			}
 		}()
 	}
 	warm := r != nil
+	var err error
+	if !warm {
+		// A cold reaper starts while the ruleset is made.
+		if r, err = startReaper(s.TTY); err != nil {
+			return Result{}, fmt.Errorf("starting %s: %w", path, err)
+		}
+	}
+	rs, err := s.ruleset(ctx, r.terminal)
+	if err != nil {
+		r.discard()
+		switch {
+		case ctx.Err() != nil:
+			return Result{}, ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			// Making the ruleset outlasted the command's timeout (a
+			// file system that does not answer): nothing ran.
+			return Result{Duration: time.Since(start), TimedOut: true, NotStarted: true, ExitCode: -1}, nil
+		}
+		return Result{}, fmt.Errorf("starting %s: sandbox: %w", path, err)
+	}
+	if rs != nil {
+		defer rs.Close() // the reaper has its own descriptor once sent
+		_, flags := rs.Handoff()
+		spec.Sandbox = strconv.FormatUint(uint64(flags), 10)
+	}
+	line, err := spec.encode()
+	if err != nil {
+		r.discard()
+		return Result{}, fmt.Errorf("starting %s: %w", path, err)
+	}
 	if warm {
 		r.cont() // it may have been stopped while it waited
-		if err := r.send(ctx, line); err != nil {
+		if err := r.send(ctx, rs, line); err != nil {
 			r.discard()
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err()
 			}
 			// The warm reaper is gone (killed from outside while it
 			// waited) or stuck: start one as if there had been none.
-			r, warm = nil, false
+			warm = false
+			if r, err = startReaper(s.TTY); err != nil {
+				return Result{}, fmt.Errorf("starting %s: %w", path, err)
+			}
 		}
 	}
-	if r == nil {
-		if r, err = startReaper(s.TTY); err != nil {
-			return Result{}, fmt.Errorf("starting %s: %w", path, err)
-		}
-		if err := r.send(ctx, line); err != nil {
+	if !warm {
+		if err := r.send(ctx, rs, line); err != nil {
 			r.discard()
 			return Result{}, fmt.Errorf("starting %s: reaper: %w", path, err)
 		}
@@ -152,7 +183,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		runCtx, cancel = context.WithTimeout(runCtx, s.Timeout)
 		defer cancel()
 	}
-	// Abort and timeout close the control pipe: the reaper runs the ladder
+	// Abort and timeout close the control socket: the reaper runs the ladder
 	// and exits. Backstop: a reaper that has not finished the ladder by
 	// then is killed, and Run goes on to kill the shell's session itself.
 	var stopped atomic.Bool
@@ -302,6 +333,64 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	return res, nil
 }
+
+// ruleset is the command's Landlock ruleset, nil when it runs
+// unconfined. It is made here rather than in the reaper, so that Warm's
+// cache keeps it from one command to the next (a policy with a terminal
+// is one command's own and is not kept). terminal is the command's
+// pseudo-terminal, "" without one.
+//
+// Making it reads the disk, and a file system that does not answer (a
+// dead network mount above a root) would hold the call for ever: the
+// work runs apart, and the call stops waiting for it when ctx ends or
+// the command's timeout passes, as it would for a reaper stuck the same
+// way. What it makes after that is let go.
+func (s Spec) ruleset(ctx context.Context, terminal string) (*landlock.Ruleset, error) {
+	if s.Sandbox == nil {
+		return nil, nil
+	}
+	p := *s.Sandbox
+	prepare := landlock.Prepare
+	switch {
+	case terminal != "":
+		p.Terminal = terminal
+	case s.Warm != nil:
+		prepare = s.Warm.rulesets.Prepare
+	}
+	type made struct {
+		rs  *landlock.Ruleset
+		err error
+	}
+	done := make(chan made, 1)
+	hold := prepareHeld.Load()
+	go func() {
+		if hold != nil {
+			<-*hold
+		}
+		rs, err := prepare(p)
+		done <- made{rs, err}
+	}()
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	select {
+	case m := <-done:
+		return m.rs, m.err
+	case <-ctx.Done():
+		go func() {
+			if m := <-done; m.rs != nil {
+				m.rs.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// prepareHeld, set by tests, holds the making of rulesets until the
+// channel it points to is closed: a file system that does not answer.
+var prepareHeld atomic.Pointer[chan struct{}]
 
 // pump reads one output stream to EOF (or to the drain deadline), feeding the
 // bounded capture and, when set, the output emitter.

@@ -13,16 +13,19 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"hostcore/sandbox/landlock"
 )
 
 // reaper is a started reaper process waiting for its command on the control
 // pipe (see runReaper), with hostcore's ends of its pipes.
 type reaper struct {
-	cmd     *exec.Cmd
-	ctl     *os.File   // the spec goes in; closing it stops the reaper
-	status  *os.File   // the reaper's report comes out
-	readers []*os.File // the command's output
-	names   []string   // stream name per reader
+	cmd      *exec.Cmd
+	ctl      *os.File   // the spec goes in (a unix socket: a ruleset goes with it); closing it stops the reaper
+	status   *os.File   // the reaper's report comes out
+	readers  []*os.File // the command's output
+	names    []string   // stream name per reader
+	terminal string     // with tty, the pseudo-terminal's name (/dev/pts/N)
 
 	stopOnce sync.Once
 }
@@ -60,14 +63,17 @@ func startReaper(tty bool) (r *reaper, err error) {
 		return f
 	}
 
-	// The control pipe carries the spec and then no data: its EOF tells
-	// the reaper to kill the tree. hostcore closes its end on abort and
-	// timeout, and the kernel closes it when hostcore dies, however it dies.
-	ctlR, ctlW, err := pipe()
+	// The control socket carries the sandbox's ruleset and the spec, and
+	// then no data: its EOF tells the reaper to kill the tree. hostcore
+	// closes its end on abort and timeout, and the kernel closes it when
+	// hostcore dies, however it dies. A unix socket rather than a pipe,
+	// so that the ruleset's descriptor can go with the spec (see give).
+	ctlHost, ctlReaper, err := controlPair()
 	if err != nil {
-		return r, fmt.Errorf("creating control pipe: %w", err)
+		return r, fmt.Errorf("creating the control socket: %w", err)
 	}
-	r.ctl = keep(ctlW)
+	child = append(child, ctlReaper)
+	r.ctl = ctlHost
 	// The status pipe carries the reaper's report: the shell's pid, then how
 	// it ended (see readStatus).
 	stR, stW, err := pipe()
@@ -84,7 +90,7 @@ func startReaper(tty bool) (r *reaper, err error) {
 			return r, fmt.Errorf("opening pty: %w", err)
 		}
 		child = append(child, slave)
-		r.readers, r.names = []*os.File{master}, []string{"stdout"}
+		r.readers, r.names, r.terminal = []*os.File{master}, []string{"stdout"}, slave.Name()
 		// A wide terminal so that tools which wrap or truncate to the width
 		// do not mangle output meant for the model.
 		_ = pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
@@ -103,7 +109,7 @@ func startReaper(tty bool) (r *reaper, err error) {
 		r.names = []string{"stdout", "stderr"}
 		cmd.Stdout, cmd.Stderr = outW, errW // stdin: /dev/null
 	}
-	cmd.ExtraFiles = []*os.File{ctlR, stW} // fds 3 and 4 in the reaper
+	cmd.ExtraFiles = []*os.File{ctlReaper, stW} // fds 3 and 4 in the reaper
 	// Its own process group keeps terminal signals (^C in a terminal running
 	// hostcore) from reaching the reaper around hostcore's back.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -125,12 +131,19 @@ func startReaper(tty bool) (r *reaper, err error) {
 // send then reports success even if ctx has ended: Run must go on and stop
 // the command the usual way (the whole ladder, then the kill by pid), not
 // return as if nothing had started.
-func (r *reaper) send(ctx context.Context, spec []byte) error {
+//
+// The ruleset rs (nil: the command runs unconfined) goes first, its
+// descriptor in a message of one byte: the reaper receives it before it
+// reads the spec, which says how to enforce it.
+func (r *reaper) send(ctx context.Context, rs *landlock.Ruleset, spec []byte) error {
 	if err := r.ctl.SetWriteDeadline(time.Now().Add(sendBound)); err != nil {
 		return err
 	}
 	unblock := context.AfterFunc(ctx, func() { r.ctl.SetWriteDeadline(time.Now()) })
 	defer unblock()
+	if err := sendRuleset(r.ctl, rs); err != nil {
+		return err
+	}
 	_, err := r.ctl.Write(spec)
 	return err
 }
@@ -140,7 +153,7 @@ func (r *reaper) send(ctx context.Context, spec []byte) error {
 // returns at once, whether or not the reaper has started.
 var sendBound = 10 * time.Second
 
-// stop closes the control pipe: a reaper waiting for its command exits, one
+// stop closes the control socket: a reaper waiting for its command exits, one
 // running a command kills its tree and exits.
 func (r *reaper) stop() {
 	r.stopOnce.Do(func() {
@@ -185,7 +198,7 @@ func (r *reaper) discard() {
 }
 
 // discardBound is how long a reaper without a command gets to exit after its
-// control pipe closed; it has nothing to clean up, so this is generous.
+// control socket closed; it has nothing to clean up, so this is generous.
 const discardBound = 2 * time.Second
 
 // Warm keeps one reaper started ahead of need, so that a command does not
@@ -194,15 +207,18 @@ const discardBound = 2 * time.Second
 // that uses a Warm starts the next reaper once its command is done, while
 // the model reads the result. A warm reaper runs nothing until it is given a command; it leaves when it
 // has not been used for the idle time, when Close is called, or when
-// hostcore dies (its control pipe closes). The zero Warm is not usable; use
+// hostcore dies (its control socket closes). The zero Warm is not usable; use
 // NewWarm.
 type Warm struct {
 	idle time.Duration
+	// rulesets keeps the sandbox ruleset of the last policy, while the
+	// disk it was planned from stays as it was (landlock.Cache).
+	rulesets landlock.Cache
 
 	mu      sync.Mutex
 	ready   *reaper
-	expire  *time.Timer // drops ready after idle
-	filling bool
+	expire  *time.Timer   // drops ready after idle
+	filling chan struct{} // closed when the start in flight is over; nil when none is
 	closed  bool
 	wg      sync.WaitGroup // starts and drops in flight
 }
@@ -213,12 +229,34 @@ func NewWarm(idle time.Duration) *Warm {
 	return &Warm{idle: idle}
 }
 
-// take returns the warm reaper, or nil if none is ready.
-func (w *Warm) take() *reaper {
+// take returns the warm reaper, or nil if none is ready. A reaper still
+// starting (commands back to back: the last one's fill is in flight) is
+// waited for, up to startWait or until ctx ends: it is further along than
+// a cold start begun now, which would also take the CPU it needs.
+func (w *Warm) take(ctx context.Context) *reaper {
+	w.mu.Lock()
+	filling := w.filling
+	if w.ready != nil || filling == nil {
+		defer w.mu.Unlock()
+		return w.takeLocked()
+	}
+	w.mu.Unlock()
+	t := time.NewTimer(startWait)
+	defer t.Stop()
+	select {
+	case <-filling:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.takeLocked()
 }
+
+// startWait bounds take's wait for a reaper that is starting: a start
+// takes tens of milliseconds, far more only on a machine so loaded that a
+// cold start would be as slow.
+const startWait = time.Second
 
 // takeLocked removes the ready reaper, if any, and cancels its expiry; the
 // caller owns it. If the expiry is already running, drop finds the reaper
@@ -239,16 +277,18 @@ func (w *Warm) takeLocked() *reaper {
 func (w *Warm) fill() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed || w.filling || w.ready != nil {
+	if w.closed || w.filling != nil || w.ready != nil {
 		return
 	}
-	w.filling = true
+	filling := make(chan struct{})
+	w.filling = filling
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		r, err := startReaper(false)
 		w.mu.Lock()
-		w.filling = false
+		w.filling = nil
+		close(filling)
 		if err == nil && !w.closed {
 			ready := r
 			w.ready, r = ready, nil
@@ -258,6 +298,26 @@ func (w *Warm) fill() {
 		w.mu.Unlock()
 		if r != nil {
 			r.discard()
+		}
+	}()
+}
+
+// refresh makes p's ruleset again in the background if the disk changed
+// since it was kept (landlock.Cache), so that the next command of the
+// same policy finds it ready, as it finds its reaper: a command that
+// changed a directory the plan read (a file made in a listed home or
+// /tmp) would otherwise pay the whole ruleset. It is not waited for by
+// Close: a file system that does not answer would hold hostcore's exit.
+func (w *Warm) refresh(p landlock.Policy) {
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return
+	}
+	go func() {
+		if rs, err := w.rulesets.Prepare(p); err == nil {
+			rs.Close()
 		}
 	}()
 }
@@ -286,4 +346,5 @@ func (w *Warm) Close() {
 		r.discard()
 	}
 	w.wg.Wait()
+	w.rulesets.Close()
 }

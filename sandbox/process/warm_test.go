@@ -129,8 +129,27 @@ func TestWarmReaperLeavesWhenIdle(t *testing.T) {
 	}
 	w2.mu.Lock()
 	defer w2.mu.Unlock()
-	if w2.ready != nil || w2.filling {
+	if w2.ready != nil || w2.filling != nil {
 		t.Errorf("a closed Warm started a reaper")
+	}
+}
+
+// TestWarmTakeWaitsForTheStartInFlight: a command that comes while the
+// next reaper is starting (commands back to back) takes that reaper
+// rather than start a second one.
+func TestWarmTakeWaitsForTheStartInFlight(t *testing.T) {
+	t.Parallel()
+	w := newWarm(t)
+	w.fill()
+	r := w.take(t.Context())
+	if r == nil {
+		t.Fatal("take did not wait for the reaper being started")
+	}
+	r.discard()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ready != nil || w.filling != nil {
+		t.Errorf("the Warm holds another reaper after its only start was taken")
 	}
 }
 
@@ -236,7 +255,7 @@ func TestWarmNoRefillAfterAbort(t *testing.T) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ready != nil || w.filling {
+	if w.ready != nil || w.filling != nil {
 		t.Errorf("an aborted Run readied a reaper")
 	}
 }
