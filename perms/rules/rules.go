@@ -33,24 +33,83 @@ type Roots struct {
 	Workspace, Scratch string
 }
 
-// wrappers are programs whose arguments are another command or code to
-// run: a rule for one of them would allow anything, so no suggestion
-// starts with one and no rule that does matches.
-var wrappers = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "fish": true, "csh": true, "tcsh": true, "busybox": true,
-	"env": true, "sudo": true, "su": true, "doas": true, "pkexec": true, "runuser": true, "chroot": true, "unshare": true, "nsenter": true,
-	"eval": true, "exec": true, "command": true, "builtin": true, "source": true, ".": true, "alias": true, "trap": true,
-	"nohup": true, "timeout": true, "nice": true, "ionice": true, "stdbuf": true, "setsid": true, "taskset": true, "chrt": true,
-	"flock": true, "xargs": true, "parallel": true, "watch": true, "time": true, "strace": true, "ltrace": true, "script": true,
+// neverRules are programs no rule is for: no suggestion starts with
+// one, a reply naming one is a deny, and a stored rule that starts with
+// one matches nothing. They run the command or code their arguments give
+// (shells, interpreters, awk, sed, find, xargs, env, sudo, ssh, ...), or
+// are shell builtins that evaluate an argument as arithmetic or a
+// subscript (test -v 'a[$(id)]', read, printf -v, unset, declare, ...),
+// which runs a command hidden in quotes no parser sees. They are compared
+// by base name, lower-cased, with a trailing ".exe" and version dropped
+// (/usr/bin/python3.12 is python).
+var neverRules = setOf(
+	// Shells and their launchers.
+	"sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "mksh", "pdksh", "yash", "fish", "csh", "tcsh", "elvish", "nu", "xonsh",
+	"busybox", "toybox", "pwsh", "powershell", "cmd", "script",
+	// Interpreters and package runners.
+	"python", "pypy", "ipython", "jython", "node", "nodejs", "deno", "bun", "bunx", "npx", "pnpx", "uvx", "pipx",
+	"perl", "ruby", "irb", "jruby", "php", "lua", "luajit", "rscript", "r", "tclsh", "wish", "expect", "osascript",
+	"julia", "guile", "racket", "java", "jshell", "groovy", "scala", "kotlin", "swift", "dotnet-script", "gdb", "lldb",
+	// Programs whose arguments are code or commands.
+	"awk", "gawk", "mawk", "nawk", "sed", "gsed", "find", "gfind", "xargs", "parallel", "env", "vi", "vim", "nvim", "view", "ex",
+	"ed", "emacs", "ssh", "rsh", "rsync", "scp", "sftp",
+	// Programs that run another program.
+	"sudo", "su", "doas", "pkexec", "runuser", "chroot", "unshare", "nsenter", "firejail", "bwrap", "systemd-run",
+	"nohup", "timeout", "gtimeout", "nice", "renice", "ionice", "stdbuf", "setsid", "taskset", "chrt", "flock", "watch",
+	"time", "strace", "ltrace", "valgrind",
+	// Builtins that run code, change what later words mean, or evaluate
+	// arithmetic and subscripts.
+	"eval", "exec", "command", "builtin", "source", ".", "alias", "unalias", "trap", "test", "[", "[[", "read", "printf",
+	"unset", "wait", "mapfile", "readarray", "getopts", "compgen", "complete", "compopt", "declare", "typeset", "local",
+	"export", "readonly", "let", "set", "shopt", "hash", "enable", "type", "fc", "history", "bind", "ulimit", "umask",
+	"kill", "shift", "exit", "return", "break", "continue", "caller", "disown", "jobs", "fg", "bg", "pushd", "popd", "dirs",
+)
+
+// needSubcommand are programs whose first argument picks what they do
+// (git status, npm test, tar xzf): a rule for one of them names at least
+// that word, since the bare program would also allow its commands that
+// run code (git -c alias…, npm exec, tar's compress program).
+var needSubcommand = setOf(
+	"git", "npm", "yarn", "pnpm", "go", "cargo", "rustup", "docker", "podman", "kubectl", "helm", "gh", "tar", "pip", "uv",
+	"poetry", "dotnet", "brew", "apt", "apt-get", "systemctl", "terraform", "bazel", "mvn", "gradle", "composer", "gem",
+)
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// baseName is how a program is compared with the lists above: its base
+// name lower-cased (a case-insensitive file system runs /bin/BASH as
+// bash), without ".exe", and, when the name with its trailing version
+// (digits, dots, dashes) dropped is in list, that name.
+func baseName(program string, list map[string]bool) string {
+	b := strings.ToLower(program[strings.LastIndexAny(program, `/\`)+1:])
+	b = strings.TrimSuffix(b, ".exe")
+	if t := strings.TrimRight(b, "0123456789.-"); t != "" && t != b && list[t] {
+		return t
+	}
+	return b
+}
+
+// Wrapper says whether no rule may be for program (see neverRules).
+func Wrapper(program string) bool { return neverRules[baseName(program, neverRules)] }
+
+// allowedPrefix says whether a rule may have prefix: not for a program of
+// neverRules, and more than the bare program for one of needSubcommand.
+func allowedPrefix(prefix []string) bool {
+	if len(prefix) == 0 || Wrapper(prefix[0]) {
+		return false
+	}
+	return len(prefix) > 1 || !needSubcommand[baseName(prefix[0], needSubcommand)]
 }
 
 // dirChangers change the directory later parts run in, so a relative
 // redirection after one no longer names a file under the workspace.
 var dirChangers = map[string]bool{"cd": true, "pushd": true, "popd": true}
-
-// Wrapper says whether a program runs the command or code its arguments
-// give (bash, env, sudo, xargs, ...).
-func Wrapper(program string) bool { return wrappers[program] }
 
 // Match reports whether every part of line is allowed by some rule, and
 // returns the ids of the rules that allowed it, each once, in the order
@@ -112,20 +171,82 @@ func matchPart(p denylist.Part, rules []Rule, roots Roots, moves bool) (Rule, bo
 
 // prefixOf says whether prefix allows words.
 func prefixOf(prefix []string, words []denylist.Word) bool {
-	if len(prefix) == 0 || wrappers[prefix[0]] || len(words) < len(prefix) {
+	if !allowedPrefix(prefix) || len(words) < len(prefix) {
 		return false
 	}
-	for i, w := range words {
-		if i < len(prefix) {
-			if !w.Literal || w.Value != prefix[i] {
-				return false
-			}
-		} else if !w.Inert {
+	for i, w := range words[:len(prefix)] {
+		if !w.Literal || w.Value != prefix[i] {
+			return false
+		}
+	}
+	options := true
+	for _, w := range words[len(prefix):] {
+		switch {
+		case !w.Inert || hidesCode(w.Value) || assignment(w):
+			return false
+		case options && w.Literal && w.Value == "--":
+			options = false
+		case options && mayBeOption(w):
 			return false
 		}
 	}
 	return true
 }
+
+// mayBeOption says whether w may reach the program as an option: it
+// starts with "-" (npm test --script-shell=X, rg --pre=CMD), or, for a
+// word that expands, it does not start with a plain character or a
+// parameter: a glob takes the names of files (a file named --pre=x
+// matches *), and a brace, a quote or a backslash may make a "-". Such a
+// word is allowed only after a "--" word. A parameter's value comes from
+// hostcore's environment: a line that assigns one is never matched.
+func mayBeOption(w denylist.Word) bool {
+	if w.Literal {
+		// A literal word's value keeps a backslash before a character
+		// that needs none (\-x runs as -x).
+		return strings.HasPrefix(strings.TrimLeft(w.Value, `\`), "-")
+	}
+	v := strings.TrimPrefix(w.Value, `"`)
+	if strings.HasPrefix(v, "$") {
+		v = v[1:]
+		return v == "" || !(v[0] == '{' || v[0] == '_' || isAlnum(v[0]))
+	}
+	return v == "" || !(isAlnum(v[0]) || strings.IndexByte("./_,:=%^", v[0]) >= 0)
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// hidesCode says whether a word holds what a builtin or a program that
+// evaluates subscripts would run ('a[$(id)]'): a "[" with "$(" or a
+// backquote, quoted or not.
+func hidesCode(v string) bool {
+	return strings.Contains(v, "[") && (strings.Contains(v, "$(") || strings.Contains(v, "`"))
+}
+
+// assignment says whether w reads as NAME=value: make and others take it
+// as a variable of the program (make test 'CC=$(shell id)'), so it needs
+// a card whatever follows "--".
+func assignment(w denylist.Word) bool {
+	name, _, ok := strings.Cut(w.Value, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// writeOps are the redirections that write a file (>&file sends both
+// outputs to it). A rule's command writes only to /dev/null, its own
+// outputs or the scratch dir: into the workspace it would change files
+// with no Write card, snapshot or review (echo x >> .git/config and a git
+// rule run what the config says).
+var writeOps = setOf(">", ">>", ">|", "<>", "&>", "&>>", ">&")
 
 // redirAllowed says whether a redirection of an allowed command may stay.
 func redirAllowed(r denylist.Redir, roots Roots, moves bool) bool {
@@ -153,6 +274,9 @@ func redirAllowed(r denylist.Redir, roots Roots, moves bool) bool {
 		p = filepath.Join(roots.Workspace, p)
 	}
 	p = resolved(p)
+	if writeOps[r.Op] {
+		return inside(resolved(roots.Scratch), p)
+	}
 	return inside(resolved(roots.Workspace), p) || inside(resolved(roots.Scratch), p)
 }
 
@@ -224,7 +348,7 @@ func Suggest(line string) (prefix []string, note string) {
 		return nil, "no command rule is offered: an assignment before the program can change what runs"
 	case len(p.Words) == 0 || !p.Words[0].Literal:
 		return nil, "no command rule is offered: the program's name is known only when the command runs"
-	case wrappers[p.Words[0].Value]:
+	case Wrapper(p.Words[0].Value):
 		return nil, fmt.Sprintf("no command rule is offered: %s runs the command or code it is given, so a rule for it would allow anything", p.Words[0].Value)
 	}
 	for _, w := range p.Words {
@@ -232,6 +356,9 @@ func Suggest(line string) (prefix []string, note string) {
 			break
 		}
 		prefix = append(prefix, w.Value)
+	}
+	if !allowedPrefix(prefix) {
+		return nil, fmt.Sprintf("no command rule is offered: %s without its subcommand also runs code its options give", prefix[0])
 	}
 	return prefix, ""
 }
@@ -284,6 +411,9 @@ func Shorten(suggested []string, reply string) ([]string, error) {
 			return nil, fmt.Errorf("%w: %q is not the card's suggestion %q or its first words", ErrPrefix, reply, Quote(suggested))
 		}
 		out[i] = w.Value
+	}
+	if !allowedPrefix(out) {
+		return nil, fmt.Errorf("%w: %q is a program no rule may be for alone", ErrPrefix, reply)
 	}
 	return out, nil
 }

@@ -15,8 +15,18 @@ import (
 // if every part of it is allowed by some rule.
 func TestMatchAdversarial(t *testing.T) {
 	t.Parallel()
-	rules := []Rule{{ID: "r1", Prefix: []string{"npm", "test"}}, {ID: "r2", Prefix: []string{"go", "vet"}}, {ID: "r3", Prefix: []string{"grep"}}}
-	withCd := append(rules[:3:3], Rule{ID: "r4", Prefix: []string{"cd"}})
+	rules := []Rule{{ID: "r1", Prefix: []string{"npm", "test"}}, {ID: "r2", Prefix: []string{"go", "vet"}}, {ID: "r3", Prefix: []string{"grep"}},
+		// Rules no card offers, stored by an older hostcore or a reply
+		// that named them: each matches nothing.
+		{ID: "r5", Prefix: []string{"git"}}, {ID: "r6", Prefix: []string{"find", "."}}, {ID: "r7", Prefix: []string{"python3"}},
+		{ID: "r8", Prefix: []string{"/bin/bash"}}, {ID: "r9", Prefix: []string{"/usr/bin/env"}}, {ID: "r10", Prefix: []string{"/usr/bin/sudo"}},
+		{ID: "r11", Prefix: []string{"test"}}, {ID: "r12", Prefix: []string{"read"}}, {ID: "r13", Prefix: []string{"printf"}},
+		{ID: "r14", Prefix: []string{"sed"}}, {ID: "r15", Prefix: []string{"awk"}}, {ID: "r16", Prefix: []string{"node"}},
+		{ID: "r17", Prefix: []string{"PYTHON3.12.EXE"}}, {ID: "r18", Prefix: []string{"unset"}},
+		// Harmless rules that combined with a write ran code.
+		{ID: "r19", Prefix: []string{"echo"}}, {ID: "r20", Prefix: []string{"git", "status"}},
+	}
+	withCd := append(rules[:len(rules):len(rules)], Rule{ID: "r4", Prefix: []string{"cd"}})
 	roots := Roots{Workspace: "/ws", Scratch: "/data/scratch/s1"}
 	for _, tc := range []struct {
 		name, line string
@@ -35,15 +45,15 @@ func TestMatchAdversarial(t *testing.T) {
 		{"ANSI-C quoted word", "npm $'test'", []string{"r1"}, false},
 		{"glob argument", "npm test src/*.js", []string{"r1"}, false},
 		{"plain variable argument", `npm test "$FILE" ${DIR}`, []string{"r1"}, false},
-		{"escaped semicolon is an argument", `npm test \; rm -rf x`, []string{"r1"}, false},
+		{"escaped semicolon is an argument", `npm test \; rm x`, []string{"r1"}, false},
 		{"quoted && is an argument", `npm test '&&' rm`, []string{"r1"}, false},
 		{"stderr to stdout", "npm test 2>&1", []string{"r1"}, false},
 		{"to /dev/null", "npm test >/dev/null 2>&1", []string{"r1"}, false},
-		{"to a workspace file", "npm test > out/log.txt", []string{"r1"}, false},
-		{"to an absolute workspace file", "npm test >> /ws/log.txt", []string{"r1"}, false},
+		{"from a workspace file", "npm test < in/data.txt", []string{"r1"}, false},
 		{"to the scratch dir", "npm test > /data/scratch/s1/log", []string{"r1"}, false},
 		{"quoted heredoc", "npm test <<'EOF'\n$(rm -rf x)\nEOF", []string{"r1"}, false},
-		{"every part allowed", "npm test && go vet ./... | grep -v ok", []string{"r1", "r2", "r3"}, false},
+		{"every part allowed", "npm test && go vet ./... | grep ok", []string{"r1", "r2", "r3"}, false},
+		{"options after --", "npm test -- --watch=false -x", []string{"r1"}, false},
 		{"every part allowed, newline", "npm test\ngo vet ./...", []string{"r1", "r2"}, false},
 		{"cd with a rule", "cd sub && npm test", []string{"r4", "r1"}, true},
 
@@ -100,6 +110,16 @@ func TestMatchAdversarial(t *testing.T) {
 		{"variable target", "npm test > $OUT", nil, false},
 		{"named descriptor", "npm test {fd}>out.txt", nil, false},
 		{"relative after cd", "cd /etc && npm test > passwd", nil, true},
+		{"to a workspace file", "npm test > out/log.txt", nil, false},
+		{"append to an absolute workspace file", "npm test >> /ws/log.txt", nil, false},
+		{"append to .git/config", "grep x >> .git/config", nil, false},
+		{"clobber into the workspace", "grep x >| .git/hooks/pre-commit", nil, false},
+		{"read-write into the workspace", "grep x <> .git/config", nil, false},
+		{"both outputs into the workspace", "grep x &> .git/config", nil, false},
+		{"append both into the workspace", "grep x &>> .git/config", nil, false},
+		{"duplicate onto a workspace file", "grep x >& .git/config", nil, false},
+		{"numbered descriptor into the workspace", "grep x 2> .git/config", nil, false},
+		{"numbered append into the workspace", "grep x 3>> .git/config", nil, false},
 
 		// Other words.
 		{"longer word", "npm testx", nil, false},
@@ -130,6 +150,54 @@ func TestMatchAdversarial(t *testing.T) {
 		{"sudo", "sudo npm test", nil, false},
 		{"xargs", "echo x | xargs npm test", nil, false},
 		{"alias then use", "alias npm='rm -rf x'\nnpm test", nil, false},
+
+		// Options after the prefix, before "--": a program's option can
+		// run code (npm's script shell, rg's preprocessor).
+		{"option after the prefix", "npm test --script-shell=/tmp/x", nil, false},
+		{"flag after the prefix", "grep -v ok", nil, false},
+		{"rg preprocessor", "grep --pre=/tmp/x y", nil, false},
+		{"sort compress program", "grep --compress-program=sh x", nil, false},
+		{"rm -rf as arguments", `npm test \; rm -rf x`, nil, false},
+		{"glob that may name an option", "grep x *", nil, false},
+		{"brace that makes an option", "grep x {-e,y}", nil, false},
+		{"quoted option", `grep "--pre=sh" x`, nil, false},
+		{"ANSI-C option", `grep $'--pre=sh' x`, nil, false},
+		{"escaped dash", `grep \--pre=sh x`, nil, false},
+		{"make variable", "npm test 'CC=$(shell id)'", nil, false},
+		{"make variable after --", "npm test -- CC=x", nil, false},
+
+		// Programs that run code from their arguments: never a rule,
+		// however they are named.
+		{"git alias runs a shell", "git -c alias.x='!id; echo ran-arbitrary' x", nil, false},
+		{"git bare rule, plain subcommand", "git log", nil, false},
+		{"find -exec", `find . -maxdepth 0 -exec sh -c 'id' \;`, nil, false},
+		{"find without options", "find . x", nil, false},
+		{"python3 -c", "python3 -c 'import os; print(os.getuid())'", nil, false},
+		{"python3 script", "python3 x.py", nil, false},
+		{"bash by path", "/bin/bash -c 'id; echo via-bash'", nil, false},
+		{"env by path", "/usr/bin/env sh", nil, false},
+		{"sudo by path", "/usr/bin/sudo id", nil, false},
+		{"sed e command", "sed 'e id' x", nil, false},
+		{"awk system", `awk 'BEGIN{system("id")}'`, nil, false},
+		{"node -e", "node -e 'require(\"child_process\").execSync(\"id\")'", nil, false},
+		{"upper case and version", "PYTHON3.12.EXE x.py", nil, false},
+		{"git status", "git status", []string{"r20"}, false},
+		{"echo", "echo hi", []string{"r19"}, false},
+		{"echo into .git/config, then git status", "echo '[core]' >> .git/config ; echo '  fsmonitor = \"id >&2\"' >> .git/config ; git status --short", nil, false},
+		{"echo into .git/config, then plain git status", "echo '[core]' >> .git/config && git status", nil, false},
+		{"echo into scratch", "echo hi > /data/scratch/s1/x", []string{"r19"}, false},
+
+		// Builtins that evaluate subscripts and arithmetic: never a rule.
+		{"test -v subscript", "test -v 'a[$(id; cat /etc/hostname)]'", nil, false},
+		{"test without options", "test x", nil, false},
+		{"read subscript", "read -r 'a[$(id)]' <<< 1", nil, false},
+		{"printf -v subscript", "printf -v 'a[$(id)]' x", nil, false},
+		{"unset subscript", "unset 'a[$(id)]'", nil, false},
+
+		// Subscripts evaluated by a program or builtin.
+		{"subscript in single quotes", "grep 'a[$(id)]'", nil, false},
+		{"subscript with backquotes", "grep 'a[`id`]'", nil, false},
+		{"subscript after --", "npm test -- 'a[$(id)]'", nil, false},
 		{"does not parse", "npm test )", nil, false},
 		{"empty", "", nil, false},
 	} {
@@ -167,17 +235,26 @@ func TestMatchRedirectionThroughLinks(t *testing.T) {
 	}
 	os.Symlink(filepath.Join(out, "f"), filepath.Join(ws, "file-link"))
 	rules := []Rule{{ID: "r1", Prefix: []string{"npm", "test"}}}
+	scratch := filepath.Join(tmp, "scratch")
+	os.Mkdir(scratch, 0o755)
+	os.Symlink(scratch, filepath.Join(ws, "to-scratch"))
 	for line, want := range map[string]bool{
-		"npm test > sub/log":           true,
-		"npm test > new/dir/log":       true,
-		"npm test > " + ws + "/sub/x":  true,
-		"npm test > link/x":            false,
-		"npm test > link/new/x":        false,
-		"npm test > file-link":         false,
-		"npm test > " + ws + "/link/x": false,
-		"npm test > sub/../x":          false,
+		"npm test < sub/log":           true,
+		"npm test < new/dir/log":       true,
+		"npm test < " + ws + "/sub/x":  true,
+		"npm test < link/x":            false,
+		"npm test < link/new/x":        false,
+		"npm test < file-link":         false,
+		"npm test < " + ws + "/link/x": false,
+		"npm test < sub/../x":          false,
+		// A write goes to the scratch dir only, however it is named.
+		"npm test > " + scratch + "/log": true,
+		"npm test > to-scratch/log":      true,
+		"npm test > sub/log":             false,
+		"npm test > link/x":              false,
+		"npm test > " + ws + "/sub/x":    false,
 	} {
-		if _, got := Match(line, rules, Roots{Workspace: ws}); got != want {
+		if _, got := Match(line, rules, Roots{Workspace: ws, Scratch: scratch}); got != want {
 			t.Errorf("Match(%q) = %v, want %v", line, got, want)
 		}
 	}
@@ -187,7 +264,7 @@ func TestMatchRedirectionThroughLinks(t *testing.T) {
 // card never offers) allows nothing.
 func TestWrapperRuleNeverMatches(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{"bash", "env", "xargs", "sudo"} {
+	for _, p := range []string{"bash", "env", "xargs", "sudo", "/bin/bash", "/usr/bin/env", "BASH.EXE", "python3.12", "test", "read"} {
 		if _, ok := Match(p+" -c 'rm -rf x'", []Rule{{ID: "r", Prefix: []string{p}}}, Roots{Workspace: "/ws"}); ok {
 			t.Errorf("rule %q matched", p)
 		}
@@ -215,6 +292,18 @@ func TestSuggest(t *testing.T) {
 		{"bash -c 'npm test'", nil, "bash runs"},
 		{"$(echo npm) test", nil, "known only"},
 		{"npm test )", nil, "does not parse"},
+		{"git --version", nil, "git without its subcommand"},
+		{"git status --short", []string{"git", "status"}, ""},
+		{"/bin/bash --version", nil, "/bin/bash runs"},
+		{"/usr/bin/env --version", nil, "runs the command"},
+		{"python3 --version", nil, "python3 runs"},
+		{"node -v", nil, "node runs"},
+		{"sed -n 1p x", nil, "sed runs"},
+		{"awk -f x.awk", nil, "awk runs"},
+		{"find . -name x", nil, "find runs"},
+		{"read -r x", nil, "read runs"},
+		{"test -d node_modules", nil, "test runs"},
+		{"rg -n foo", []string{"rg"}, ""},
 	} {
 		got, note := Suggest(tc.line)
 		if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -237,7 +326,7 @@ func TestShorten(t *testing.T) {
 		{"  ", sugg},
 		{"go test ./perms/...", sugg},
 		{"go test", []string{"go", "test"}},
-		{"go", []string{"go"}},
+		{"go", nil}, // go's bare rule would allow its options
 		{"'go' \"test\"", []string{"go", "test"}},
 		{"go vet", nil},
 		{"go test ./perms/... -v", nil},
@@ -279,5 +368,17 @@ func TestQuote(t *testing.T) {
 	got, err := Shorten(words, Quote(words))
 	if err != nil || !cmp.Equal(got, words) {
 		t.Errorf("Shorten(Quote(%q)) = %q, %v", words, got, err)
+	}
+}
+
+// TestShortenRefusesNeverRules: a reply that names a program no rule may
+// be for, or a subcommand program alone, is refused even when the
+// suggestion starts with it.
+func TestShortenRefusesNeverRules(t *testing.T) {
+	t.Parallel()
+	for _, sugg := range [][]string{{"/bin/bash", "x"}, {"git", "status"}, {"python3", "x.py"}, {"test", "x"}} {
+		if got, err := Shorten(sugg, Quote(sugg[:1])); !errors.Is(err, ErrPrefix) {
+			t.Errorf("Shorten(%q, %q) = %v, %v; want ErrPrefix", sugg, sugg[0], got, err)
+		}
 	}
 }
