@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,12 +156,90 @@ func TestRememberedPrefixShortened(t *testing.T) {
 	if rules := list["rules"].([]any); len(rules) != 1 || rules[0].(map[string]any)["prefix"] != "echo" {
 		t.Errorf("rules = %v; want one, echo", list)
 	}
-	bashCall(c, 5, "s", "b3", "echo three > out.txt")
+	bashCall(c, 5, "s", "b3", "echo three > /dev/null")
 	if r := c.result(5); r["decision"] != "allow-always-command" || r["ok"] != true {
 		t.Errorf("b3 = %v", r)
 	}
 	bashCall(c, 6, "s", "b4", "echo $(id)")
 	denyNextCard(t, c, 6, "b4 (a substitution)")
+}
+
+// A rule's command writes no workspace file without a card (echo >>
+// .git/config and a git rule would run a fsmonitor hook), and a shell
+// named by its path gets no rule: the card offers none, a reply naming it
+// is a deny, and /bin/bash -c still gets its card.
+func TestRuleRefusesWritesAndShells(t *testing.T) {
+	h, c, ws, _ := sessionHost(t, "ask", nil)
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	config := filepath.Join(ws, ".git", "config")
+	os.WriteFile(config, []byte("[user]\n"), 0o644)
+	bashCall(c, 2, "s", "b1", "echo one")
+	_, id := cardOf(t, h)
+	replyCard(t, h, id, map[string]any{"decision": "allow-always-command", "prefix": "echo"})
+	if r := c.result(2); r["decision"] != "allow-always-command" {
+		t.Fatalf("b1 = %v", r)
+	}
+	bashCall(c, 3, "s", "b2", "echo hi 2>/dev/null")
+	if r := c.result(3); r["decision"] != "allow-always-command" {
+		t.Errorf("b2 = %v; want it allowed by the echo rule", r)
+	}
+	bashCall(c, 4, "s", "b3", `echo '[core]' >> .git/config ; echo '  fsmonitor = "id >&2"' >> .git/config`)
+	denyNextCard(t, c, 4, "b3 (echo into .git/config)")
+	bashCall(c, 5, "s", "b4", "echo x > "+config)
+	denyNextCard(t, c, 5, "b4 (echo over .git/config by its absolute path)")
+	if b, _ := os.ReadFile(config); string(b) != "[user]\n" {
+		t.Errorf(".git/config = %q; want it untouched", b)
+	}
+
+	bashCall(c, 6, "s", "b5", "/bin/bash --version")
+	card, id := cardOf(t, h)
+	if slices.Contains(options(card), "allow-always-command") || !strings.Contains(fmt.Sprint(card["prefixNote"]), "/bin/bash runs") {
+		t.Errorf("card for /bin/bash = %v; want no command rule and a note saying why", card)
+	}
+	replyCard(t, h, id, map[string]any{"decision": "allow-always-command", "prefix": "/bin/bash"})
+	if r, _ := c.answerOf(6); r["errorCode"] != "TOOL_DENIED" {
+		t.Errorf("a reply naming /bin/bash = %v; want a deny", r)
+	}
+	bashCall(c, 7, "s", "b6", "/bin/bash -c 'echo via-bash'")
+	denyNextCard(t, c, 7, "b6 (/bin/bash -c)")
+	list := c.call(8, "permissions.list", map[string]any{"sessionId": "s"})
+	if rules := list["rules"].([]any); len(rules) != 1 || rules[0].(map[string]any)["prefix"] != "echo" {
+		t.Errorf("rules = %v; want echo only", list)
+	}
+}
+
+// A command that runs unconfined gets no rule and is matched by none:
+// not with the commandSandbox setting off, not without Landlock.
+func TestRuleOnlyUnderTheSandbox(t *testing.T) {
+	h, c, _, _ := sessionHost(t, "ask", nil)
+	bashCall(c, 2, "s", "b1", "echo one")
+	card, id := cardOf(t, h)
+	if !slices.Contains(options(card), "allow-always-command") {
+		t.Skipf("no command rule offered under the sandbox (no Landlock here?): %v", card)
+	}
+	replyCard(t, h, id, map[string]any{"decision": "allow-always-command", "prefix": "echo"})
+	if r := c.result(2); r["decision"] != "allow-always-command" {
+		t.Fatalf("b1 = %v", r)
+	}
+	c.call(3, "settings.update", map[string]any{"commandSandbox": "off"})
+	bashCall(c, 4, "s", "b2", "echo two")
+	card, id = cardOf(t, h)
+	if slices.Contains(options(card), "allow-always-command") || slices.Contains(options(card), "allow-always") {
+		t.Errorf("card with the sandbox off = %v; want no remembered answers", card)
+	}
+	h.answer(t, id, "deny")
+	if r, _ := c.answerOf(4); r["errorCode"] != "TOOL_DENIED" {
+		t.Errorf("b2 with the sandbox off = %v; want its card, denied", r)
+	}
+
+	h, c, _, _ = sessionHost(t, "ask", []string{"HOSTCORE_LANDLOCK=off"})
+	bashCall(c, 2, "s", "b1", "echo one")
+	card, id = cardOf(t, h)
+	if slices.Contains(options(card), "allow-always-command") || slices.Contains(options(card), "allow-always") {
+		t.Errorf("card without Landlock = %v; want no remembered answers", card)
+	}
+	h.answer(t, id, "deny")
+	c.answerOf(2)
 }
 
 // allow-always for a tool covers that tool in that workspace, for every

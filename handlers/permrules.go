@@ -34,7 +34,7 @@ type ruleOffer struct {
 
 // offer is what c's card for reason offers.
 func (c *call) offer(reason string) ruleOffer {
-	if reason != perms.ReasonTool || c.unsandboxed() || c.sess.WorkspaceRoot == "" {
+	if reason != perms.ReasonTool || !c.ruleable() || c.sess.WorkspaceRoot == "" {
 		return ruleOffer{options: perms.Options}
 	}
 	o := ruleOffer{options: []string{perms.AllowOnce, perms.AllowSession, perms.AllowAlways}}
@@ -58,6 +58,26 @@ func (o ruleOffer) addTo(card map[string]any) {
 	}
 }
 
+// ruleable says whether a remembered rule may decide c: any call but a
+// Bash call that runs unconfined (it asks sandbox "off", the
+// commandSandbox setting is off, or the system has no Landlock; the
+// same reading bashSandbox makes), where a command a rule lets through
+// would reach the whole machine. Settings that cannot be read are
+// unconfined.
+func (c *call) ruleable() bool {
+	if _, ok := c.typed.(*tools.BashArgs); !ok || c.tool.Name != "Bash" || c.tool.PluginID != "" {
+		return true
+	}
+	if c.unsandboxed() {
+		return false
+	}
+	var set Settings
+	if err := c.s.sandboxSettings(context.Background(), &set); err != nil {
+		return false
+	}
+	return set.CommandSandbox != sandboxOff && set.Sandbox.Kind != tools.SandboxNone
+}
+
 // replyPrefix reads an allow-always-command reply's prefix: absent, null
 // or "" takes the card's suggestion; any other value that is not a string
 // is refused (ok false), not read as no prefix.
@@ -77,7 +97,7 @@ func replyPrefix(reply map[string]json.RawMessage) (prefix string, ok bool) {
 // is no rule: the card is shown.
 func (s *Server) remembered(ctx context.Context, c *call, a *auditing) string {
 	ws := c.sess.WorkspaceRoot
-	if ws == "" || c.unsandboxed() {
+	if ws == "" || !c.ruleable() {
 		return ""
 	}
 	list, err := s.store.Rules(ctx, ws)
