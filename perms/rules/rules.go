@@ -349,7 +349,7 @@ func Suggest(line string) (prefix []string, note string) {
 	case len(p.Words) == 0 || !p.Words[0].Literal:
 		return nil, "no command rule is offered: the program's name is known only when the command runs"
 	case Wrapper(p.Words[0].Value):
-		return nil, fmt.Sprintf("no command rule is offered: %s runs the command or code it is given, so a rule for it would allow anything", p.Words[0].Value)
+		return nil, fmt.Sprintf("no command rule is offered: %s runs code its arguments give (a command, a script, or a subscript it evaluates), so a rule for it would allow anything", p.Words[0].Value)
 	}
 	for _, w := range p.Words {
 		if !w.Literal || w.Value == "" || strings.HasPrefix(w.Value, "-") && len(prefix) > 0 {

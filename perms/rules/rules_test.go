@@ -295,7 +295,7 @@ func TestSuggest(t *testing.T) {
 		{"git --version", nil, "git without its subcommand"},
 		{"git status --short", []string{"git", "status"}, ""},
 		{"/bin/bash --version", nil, "/bin/bash runs"},
-		{"/usr/bin/env --version", nil, "runs the command"},
+		{"/usr/bin/env --version", nil, "/usr/bin/env runs"},
 		{"python3 --version", nil, "python3 runs"},
 		{"node -v", nil, "node runs"},
 		{"sed -n 1p x", nil, "sed runs"},
