@@ -153,7 +153,7 @@ func Match(line string, rules []Rule, roots Roots) ([]string, bool) {
 
 // matchPart is the first rule that allows one part.
 func matchPart(p denylist.Part, rules []Rule, roots Roots, moves bool) (Rule, bool) {
-	if p.Shape != "" || p.Env || len(p.Words) == 0 {
+	if p.Shape != "" || p.Env || len(p.Words) == 0 || linkToNeverRule(p.Words[0], roots) {
 		return Rule{}, false
 	}
 	for _, r := range p.Redirs {
@@ -247,6 +247,21 @@ func assignment(w denylist.Word) bool {
 // with no Write card, snapshot or review (echo x >> .git/config and a git
 // rule run what the config says).
 var writeOps = setOf(">", ">>", ">|", "<>", "&>", "&>>", ">&")
+
+// linkToNeverRule says whether a program named by a path is a link to
+// one no rule may be for (./tool -> /bin/bash): it runs as what it leads
+// to. A path that does not resolve is judged by its name alone.
+func linkToNeverRule(program denylist.Word, roots Roots) bool {
+	p := program.Value
+	if !program.Literal || !strings.ContainsAny(p, `/\`) {
+		return false
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(roots.Workspace, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	return err == nil && Wrapper(real)
+}
 
 // redirAllowed says whether a redirection of an allowed command may stay.
 func redirAllowed(r denylist.Redir, roots Roots, moves bool) bool {

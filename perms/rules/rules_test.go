@@ -260,6 +260,24 @@ func TestMatchRedirectionThroughLinks(t *testing.T) {
 	}
 }
 
+// TestLinkToAShellNeverMatches: a program named by a path that is a link
+// to a program no rule may be for runs as that program.
+func TestLinkToAShellNeverMatches(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "tool"), []byte("#!/bin/true\n"), 0o755)
+	if err := os.Symlink("/bin/sh", filepath.Join(ws, "mytool")); err != nil {
+		t.Skipf("no symlinks: %v", err)
+	}
+	rules := []Rule{{ID: "r1", Prefix: []string{"./mytool"}}, {ID: "r2", Prefix: []string{"./tool"}}}
+	if _, ok := Match("./mytool x.sh", rules, Roots{Workspace: ws}); ok {
+		t.Error("a rule for a link to /bin/sh matched")
+	}
+	if _, ok := Match("./tool x", rules, Roots{Workspace: ws}); !ok {
+		t.Error("a rule for a workspace program did not match")
+	}
+}
+
 // TestWrapperRuleNeverMatches: a rule that starts with a wrapper (one the
 // card never offers) allows nothing.
 func TestWrapperRuleNeverMatches(t *testing.T) {
