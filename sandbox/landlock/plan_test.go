@@ -117,6 +117,39 @@ func TestPlanCarvesDeniedPaths(t *testing.T) {
 	checkNoRuleCovers(t, pl, real)
 }
 
+// A denied path that does not exist yet is carved like one that does:
+// its nearest existing ancestor is granted entry by entry, never whole,
+// so that a file made there later stays closed to a command already
+// running. Through a dangling symbolic link, the link's target is the
+// place carved.
+func TestPlanCarvesMissingDeniedPaths(t *testing.T) {
+	base := tree(t, "home/.config/other/ok", "home/.cargo/bin/cargo", "home/notes.txt", "elsewhere/ok.txt")
+	home := filepath.Join(base, "home")
+	if err := os.Symlink("../elsewhere/aws", filepath.Join(home, ".aws")); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Mode: ReadOnly, Home: home, Deny: []string{"~/.config/gcloud", "~/.kube/config", "~/.cargo/credentials", "~/.aws"}}
+	pl, err := makePlan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"B/elsewhere/ok.txt file read",
+		"B/home/.cargo/bin dir read",
+		"B/home/.config/other dir read",
+		"B/home/notes.txt file read",
+	}
+	if diff := cmp.Diff(want, under(pl, base)); diff != "" {
+		t.Errorf("rules beneath the tree (-want +got)\n%s", diff)
+	}
+	checkNoRuleCovers(t, pl, p)
+	for _, d := range []string{home, filepath.Join(home, ".config"), filepath.Join(base, "elsewhere")} {
+		if pl.Watch[d] != watchEntries {
+			t.Errorf("%s is carved but its entries are not watched", d)
+		}
+	}
+}
+
 // Roots named by the policy are granted as named: inside a denied path
 // (someone chose it), and carved around denied paths beneath them.
 func TestPlanRoots(t *testing.T) {
