@@ -102,7 +102,9 @@
 // plan is kept only when two plans made around a look at those paths
 // agree, and none of its directories changed within racyWindow of it,
 // since a file system stamps modification times at a clock tick and a
-// second change in the same tick keeps the time. The ruleset is made in
+// second change in the same tick keeps the time; a time in whole seconds
+// (a file system with one- or two-second stamps) is trusted only after
+// coarseWindow. The ruleset is made in
 // hostcore and its descriptor handed to the reaper (Handoff, Adopt).
 //
 // # Never a silent downgrade
