@@ -187,16 +187,12 @@ func (pl *planner) resolveDeny(deny []string, home string) []string {
 	var out []string
 	add := func(p string) {
 		pl.watch(p, watchIdent)
-		out = append(out, p)
 		real, reached, fi, err := realPath(p)
-		if err != nil {
-			return // denied by the name given: fail closed
-		}
-		if closedByOwner(reached, fi) {
-			out = out[:len(out)-1]
+		if err == nil && closedByOwner(reached, fi) {
 			return
 		}
-		if real != p {
+		out = append(out, p) // when realPath fails, by the name given: fail closed
+		if err == nil && real != p {
 			out = append(out, real)
 			pl.watch(real, watchIdent)
 		}
