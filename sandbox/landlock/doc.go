@@ -50,7 +50,11 @@
 // a dangling link the place its target would be), so a credentials file
 // a login writes while a command runs is closed to that command, as is
 // any other entry made there meanwhile; the next command plans again
-// (see Cache) and reads the new entries but the denied one. A denied path
+// (see Cache) and reads the new entries but the denied one. A directory
+// above denied paths not made yet only is still listed (ls ~ in a home
+// without credentials): a listing grant opens names, never a file, so a
+// denied directory made later shows its names to a running command and
+// nothing more. A denied path
 // that the file permissions already close to the user for good (another
 // user's file, the user not root: /etc/shadow for an ordinary user), or
 // whose nearest existing ancestor they close so, is not carved out. The

@@ -147,17 +147,23 @@ func makePlan(p Policy) (plan, error) {
 }
 
 // fence is a set of excluded paths, with every directory above one of
-// them: a grant on a directory of above must be carved (see grant).
+// them: a grant on a directory of above must be carved (see grant). Of
+// those, held are the directories above an excluded path that exists;
+// the others lie above paths not made yet only, and may still be listed.
 type fence struct {
-	excluded, above map[string]bool
+	excluded, above, held map[string]bool
 }
 
 func newFence(paths []string) fence {
-	f := fence{excluded: make(map[string]bool), above: make(map[string]bool)}
+	f := fence{excluded: make(map[string]bool), above: make(map[string]bool), held: make(map[string]bool)}
 	for _, p := range paths {
 		f.excluded[p] = true
-		for d := filepath.Dir(p); !f.above[d]; d = filepath.Dir(d) {
+		_, err := os.Lstat(p)
+		for d := filepath.Dir(p); !f.above[d] || err == nil && !f.held[d]; d = filepath.Dir(d) {
 			f.above[d] = true
+			if err == nil {
+				f.held[d] = true
+			}
 			if d == "/" || d == "." {
 				break
 			}
@@ -278,6 +284,11 @@ func (pl *planner) grant(path string, isDir bool, acc access, excl fence) {
 		return
 	}
 	pl.watch(path, watchEntries)
+	if acc&accRead != 0 && !excl.held[path] {
+		// Above denied paths not made yet only: its listing shows names,
+		// and at most the names inside one made later, never a file.
+		pl.add(rule{Path: path, Access: accList, Dir: true})
+	}
 	entries, err := readDirBounded(path, maxDirEntries)
 	if err != nil {
 		pl.plan.Notes = append(pl.plan.Notes, fmt.Sprintf("%s: %v: its entries are closed", path, err))

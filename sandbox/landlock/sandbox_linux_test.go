@@ -144,7 +144,8 @@ func TestSecrets(t *testing.T) {
 // to that command: the directories above a missing denied path are
 // carved, not granted whole. The command starts, the test makes
 // ~/.aws/credentials and a new file beside it, and the command then reads
-// neither; what was there before it started reads as usual.
+// neither; what was there before it started reads as usual, and the home,
+// above denied paths not made yet only, lists.
 func TestDeniedPathCreatedLater(t *testing.T) {
 	t.Parallel()
 	requireLandlock(t)
@@ -187,11 +188,12 @@ func TestDeniedPathCreatedLater(t *testing.T) {
 			`try printf 'cat $(printf "%s/.%s%s/%s" "$HOME" a ws credentials)'`,
 			`try later 'cat ~/later.txt'`,
 			`try notes 'cat ~/notes.txt'`,
+			`try list-home 'ls ~'`,
 		)
 		if err := <-made; err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]string{"aws": "denied", "printf": "denied", "later": "denied", "notes": "ok"}
+		want := map[string]string{"aws": "denied", "printf": "denied", "later": "denied", "notes": "ok", "list-home": "ok"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got)\n%s", diff)
 		}
