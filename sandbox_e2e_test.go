@@ -415,3 +415,31 @@ func TestSandboxReadOnlyWorkspaceUnderTmp(t *testing.T) {
 		t.Error("read-only Plan, workspace under /tmp: plan.txt was written")
 	}
 }
+
+// A credentials file a login writes while a background command runs
+// stays closed to that command: the directory a missing denied path
+// would appear in (~/.config for ~/.config/gcloud) is not granted whole.
+func TestSandboxDeniedPathCreatedWhileACommandRuns(t *testing.T) {
+	needLandlock(t)
+	t.Parallel()
+	_, c, ws, _, home := sandboxHost(t, "auto")
+	if err := os.MkdirAll(filepath.Join(home, ".config", "other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shellID := bgStart(t, c, 10, "bg", `echo started; for i in $(seq 400); do [ -e go ] && break; sleep 0.05; done
+cat "$(printf '%s/.config/g%s/credentials.db' "$HOME" cloud)" || echo REFUSED; echo done`)
+	bgUntil(t, c, 11, shellID, "started")
+	if err := os.MkdirAll(filepath.Join(home, ".config", "gcloud"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".config", "gcloud", "credentials.db"), []byte(fakeKey), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reads := bgUntil(t, c, 100, shellID, "done")
+	if out := fmt.Sprint(reads); strings.Contains(out, fakeKey) || !strings.Contains(out, "REFUSED") || !strings.Contains(out, "Permission denied") {
+		t.Errorf("the running command read the credentials made after it started: %v", reads)
+	}
+}

@@ -38,8 +38,13 @@ type stamp struct {
 // made is not trusted to show a later change by its modification time
 // (file systems stamp times at a clock tick of a few milliseconds, so a
 // second change in the same tick keeps the time), and its plan is not
-// kept.
-const racyWindow = 100 * time.Millisecond
+// kept. A time with no nanoseconds comes from a file system that stamps
+// whole seconds (or two, FAT), or truncates to them: coarseWindow holds
+// for it.
+const (
+	racyWindow   = 100 * time.Millisecond
+	coarseWindow = 2*time.Second + racyWindow
+)
 
 // Prepare is Prepare through the cache. The caller owns the ruleset it
 // returns (a duplicate of the kept one's descriptor) and closes it.
@@ -56,7 +61,7 @@ func (c *Cache) Prepare(p Policy) (*Ruleset, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cutoff := time.Now().Add(-racyWindow).UnixNano()
+	start := time.Now()
 	var before map[string]stamp
 	if c.key == key {
 		before = takeStamps(c.stamps)
@@ -71,7 +76,7 @@ func (c *Cache) Prepare(p Policy) (*Ruleset, error) {
 	}
 	after := takeStamps(pl.Watch)
 	c.key, c.stamps = key, after // what the next Prepare looks at
-	if before == nil || !maps.Equal(before, after) || racy(pl.Watch, after, cutoff) {
+	if before == nil || !maps.Equal(before, after) || racy(pl.Watch, after, start) {
 		return rs, nil // not kept: the disk changed while it was read, or may have
 	}
 	c.rs = rs
@@ -122,10 +127,16 @@ func takeStamps[V watchKind | stamp](watch map[string]V) map[string]stamp {
 	return out
 }
 
-// racy reports whether a watched directory changed after cutoff.
-func racy(watch map[string]watchKind, stamps map[string]stamp, cutoff int64) bool {
+// racy reports whether a watched directory changed within racyWindow
+// of now, or within coarseWindow for a time in whole seconds.
+func racy(watch map[string]watchKind, stamps map[string]stamp, now time.Time) bool {
+	fine, coarse := now.Add(-racyWindow).UnixNano(), now.Add(-coarseWindow).UnixNano()
 	for path, kind := range watch {
-		if kind == watchEntries && stamps[path].mtime > cutoff {
+		if kind != watchEntries {
+			continue
+		}
+		m := stamps[path].mtime
+		if m > fine || m%int64(time.Second) == 0 && m > coarse {
 			return true
 		}
 	}

@@ -93,19 +93,37 @@ func TestCacheKeepsAndReplans(t *testing.T) {
 
 // TestCacheRacy: a directory whose modification time is within
 // racyWindow of the plan may change again in the same clock tick without
-// its time moving, so such a plan is not kept.
+// its time moving, so such a plan is not kept; a time in whole seconds
+// (a file system with one- or two-second stamps) is trusted only past
+// coarseWindow.
 func TestCacheRacy(t *testing.T) {
 	dir := t.TempDir()
 	watch := map[string]watchKind{dir: watchEntries, filepath.Join(dir, "x"): watchIdent}
-	cutoff := time.Now().Add(-racyWindow).UnixNano()
-	if !racy(watch, takeStamps(watch), cutoff) {
+	if !racy(watch, takeStamps(watch), time.Now()) {
 		t.Error("a directory made just now is not racy")
 	}
-	if racy(watch, takeStamps(watch), time.Now().Add(time.Hour).UnixNano()) {
-		t.Error("a directory older than the cutoff is racy")
+	if racy(watch, takeStamps(watch), time.Now().Add(time.Hour)) {
+		t.Error("a directory made an hour before the plan is racy")
 	}
 	if s := takeStamps(watch)[filepath.Join(dir, "x")]; s.err != unix.ENOENT || s.mtime != 0 {
 		t.Errorf("a missing path's stamp: %+v", s)
+	}
+	now := time.Now()
+	for _, tc := range []struct {
+		name  string
+		mtime time.Time
+		racy  bool
+	}{
+		{"whole seconds, a second ago", now.Truncate(time.Second).Add(-time.Second), true},
+		{"whole seconds, past coarseWindow", now.Truncate(time.Second).Add(-coarseWindow - time.Second), false},
+		{"nanoseconds, past racyWindow", now.Add(-time.Second).Truncate(time.Second).Add(7), false},
+	} {
+		if err := os.Chtimes(dir, tc.mtime, tc.mtime); err != nil {
+			t.Fatal(err)
+		}
+		if got := racy(watch, takeStamps(watch), now); got != tc.racy {
+			t.Errorf("%s: racy = %v, want %v", tc.name, got, tc.racy)
+		}
 	}
 }
 

@@ -42,10 +42,24 @@
 // Policy.ListAll trades the names inside denied directories for listings
 // everywhere. Symbolic links get no rule (the kernel checks their
 // target), nor do sockets and fifos. Entries created after the command
-// started are closed to it until the next command. A denied path that the
-// file permissions already close to the user for good (another user's
-// file, the user not root: /etc/shadow for an ordinary user) is not carved
-// out, which keeps /etc one rule.
+// started are closed to it until the next command.
+//
+// A denied path that does not exist yet is carved the same way: its
+// nearest existing ancestor is granted entry by entry, never whole (a
+// missing ~/.aws carves ~, a missing ~/.config/gcloud carves ~/.config,
+// a dangling link the place its target would be), so a credentials file
+// a login writes while a command runs is closed to that command, as is
+// any other entry made there meanwhile; the next command plans again
+// (see Cache) and reads the new entries but the denied one. A directory
+// above denied paths not made yet only is still listed (ls ~ in a home
+// without credentials): a listing grant opens names, never a file, so a
+// denied directory made later shows its names to a running command and
+// nothing more. A denied path
+// that the file permissions already close to the user for good (another
+// user's file, the user not root: /etc/shadow for an ordinary user), or
+// whose nearest existing ancestor they close so, is not carved out. The
+// price is rules: for an ordinary user, a missing host key
+// (/etc/ssh/ssh_host_dsa_key) carves /etc, a hundred or more.
 //
 // A home with a huge number of entries would cost a rule each, each an
 // open and a system call at every command. The enumeration is bounded
@@ -92,7 +106,9 @@
 // plan is kept only when two plans made around a look at those paths
 // agree, and none of its directories changed within racyWindow of it,
 // since a file system stamps modification times at a clock tick and a
-// second change in the same tick keeps the time. The ruleset is made in
+// second change in the same tick keeps the time; a time in whole seconds
+// (a file system with one- or two-second stamps) is trusted only after
+// coarseWindow. The ruleset is made in
 // hostcore and its descriptor handed to the reaper (Handoff, Adopt).
 //
 // # Never a silent downgrade

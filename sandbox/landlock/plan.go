@@ -147,17 +147,23 @@ func makePlan(p Policy) (plan, error) {
 }
 
 // fence is a set of excluded paths, with every directory above one of
-// them: a grant on a directory of above must be carved (see grant).
+// them: a grant on a directory of above must be carved (see grant). Of
+// those, held are the directories above an excluded path that exists;
+// the others lie above paths not made yet only, and may still be listed.
 type fence struct {
-	excluded, above map[string]bool
+	excluded, above, held map[string]bool
 }
 
 func newFence(paths []string) fence {
-	f := fence{excluded: make(map[string]bool), above: make(map[string]bool)}
+	f := fence{excluded: make(map[string]bool), above: make(map[string]bool), held: make(map[string]bool)}
 	for _, p := range paths {
 		f.excluded[p] = true
-		for d := filepath.Dir(p); !f.above[d]; d = filepath.Dir(d) {
+		_, err := os.Lstat(p)
+		for d := filepath.Dir(p); !f.above[d] || err == nil && !f.held[d]; d = filepath.Dir(d) {
 			f.above[d] = true
+			if err == nil {
+				f.held[d] = true
+			}
 			if d == "/" || d == "." {
 				break
 			}
@@ -169,8 +175,11 @@ func newFence(paths []string) fence {
 // resolveDeny expands "~/" against home (by the name given and by its
 // real path) and adds each path's real path: the kernel checks the file
 // a command reaches, whatever the spelling. A path that does not exist
-// has nothing to protect and is left out, and so is one the file
-// permissions close to this user for good (closedByOwner).
+// yet stays denied: a login run while a command runs may create it, and
+// the directories above it are carved like those above an existing one,
+// so what appears there later is closed to that command. A path the file
+// permissions close to this user for good (closedByOwner: the path, or
+// the nearest existing directory above a missing one) is left out.
 func (pl *planner) resolveDeny(deny []string, home string) []string {
 	homes := []string{}
 	if home != "" {
@@ -184,12 +193,12 @@ func (pl *planner) resolveDeny(deny []string, home string) []string {
 	var out []string
 	add := func(p string) {
 		pl.watch(p, watchIdent)
-		fi, err := os.Stat(p)
-		if err != nil || closedByOwner(p, fi) {
+		real, reached, fi, err := realPath(p)
+		if err == nil && closedByOwner(reached, fi) {
 			return
 		}
-		out = append(out, p)
-		if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+		out = append(out, p) // when realPath fails, by the name given: fail closed
+		if err == nil && real != p {
 			out = append(out, real)
 			pl.watch(real, watchIdent)
 		}
@@ -205,6 +214,47 @@ func (pl *planner) resolveDeny(deny []string, home string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// maxLinks bounds the symbolic links realPath follows, as the kernel
+// does (ELOOP).
+const maxLinks = 40
+
+// realPath is the real path p leads to, and the nearest existing path
+// on the way (reached, real) with its info. A path that exists is its
+// own reached. One that does not is named beneath the real path of its
+// nearest existing ancestor, or, through a dangling symbolic link, at the
+// link's target: a file made later appears there.
+func realPath(p string) (real, reached string, fi os.FileInfo, err error) {
+	rest := ""
+	for links := 0; ; {
+		if fi, err := os.Stat(p); err == nil {
+			r, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return "", "", nil, err
+			}
+			return filepath.Join(r, rest), r, fi, nil
+		}
+		if target, err := os.Readlink(p); err == nil {
+			if links++; links > maxLinks {
+				return "", "", nil, fmt.Errorf("%s: too many links", p)
+			}
+			if !filepath.IsAbs(target) {
+				dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+				if err != nil {
+					return "", "", nil, err
+				}
+				target = filepath.Join(dir, target)
+			}
+			p = filepath.Clean(target)
+			continue
+		}
+		if p == "/" || p == "." {
+			return "", "", nil, fmt.Errorf("%s: no existing ancestor", p)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = filepath.Dir(p)
+	}
 }
 
 // root grants acc on path, a root of the policy, except beneath the
@@ -234,6 +284,11 @@ func (pl *planner) grant(path string, isDir bool, acc access, excl fence) {
 		return
 	}
 	pl.watch(path, watchEntries)
+	if acc&accRead != 0 && !excl.held[path] {
+		// Above denied paths not made yet only: its listing shows names,
+		// and at most the names inside one made later, never a file.
+		pl.add(rule{Path: path, Access: accList, Dir: true})
+	}
 	entries, err := readDirBounded(path, maxDirEntries)
 	if err != nil {
 		pl.plan.Notes = append(pl.plan.Notes, fmt.Sprintf("%s: %v: its entries are closed", path, err))

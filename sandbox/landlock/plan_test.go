@@ -60,8 +60,8 @@ func checkNoRuleCovers(t *testing.T, pl plan, p Policy) {
 	scratch := &planner{index: map[string]int{}, plan: plan{Watch: map[string]watchKind{}}}
 	for _, d := range scratch.resolveDeny(p.Deny, p.Home) {
 		for _, r := range pl.Rules {
-			if r.Access == accList && p.ListAll {
-				continue
+			if _, err := os.Lstat(d); r.Access == accList && (p.ListAll || err != nil) {
+				continue // names only: everywhere, or above a path not made yet
 			}
 			if r.Path == d || within(r.Path, d) || within(d, r.Path) {
 				if roots := p.writable(); r.Path == p.Workspace || len(roots) > 0 && containsPath(roots, r.Path) {
@@ -115,6 +115,43 @@ func TestPlanCarvesDeniedPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNoRuleCovers(t, pl, real)
+}
+
+// A denied path that does not exist yet is carved like one that does:
+// its nearest existing ancestor is granted entry by entry, never whole,
+// so that a file made there later stays closed to a command already
+// running. Through a dangling symbolic link, the link's target is the
+// place carved. A directory above missing denied paths only can still be
+// listed; the home, which holds the link, cannot.
+func TestPlanCarvesMissingDeniedPaths(t *testing.T) {
+	base := tree(t, "home/.config/other/ok", "home/.cargo/bin/cargo", "home/notes.txt", "elsewhere/ok.txt")
+	home := filepath.Join(base, "home")
+	if err := os.Symlink("../elsewhere/aws", filepath.Join(home, ".aws")); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Mode: ReadOnly, Home: home, Deny: []string{"~/.config/gcloud", "~/.kube/config", "~/.cargo/credentials", "~/.aws"}}
+	pl, err := makePlan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"B/elsewhere dir list",
+		"B/elsewhere/ok.txt file read",
+		"B/home/.cargo dir list",
+		"B/home/.cargo/bin dir read",
+		"B/home/.config dir list",
+		"B/home/.config/other dir read",
+		"B/home/notes.txt file read",
+	}
+	if diff := cmp.Diff(want, under(pl, base)); diff != "" {
+		t.Errorf("rules beneath the tree (-want +got)\n%s", diff)
+	}
+	checkNoRuleCovers(t, pl, p)
+	for _, d := range []string{home, filepath.Join(home, ".config"), filepath.Join(base, "elsewhere")} {
+		if pl.Watch[d] != watchEntries {
+			t.Errorf("%s is carved but its entries are not watched", d)
+		}
+	}
 }
 
 // Roots named by the policy are granted as named: inside a denied path

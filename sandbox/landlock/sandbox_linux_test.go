@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"github.com/google/go-cmp/cmp"
@@ -135,6 +136,71 @@ func TestSecrets(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got)\n%s", diff)
+		}
+	})
+}
+
+// A denied file that a login creates while a command runs stays closed
+// to that command: the directories above a missing denied path are
+// carved, not granted whole. The command starts, the test makes
+// ~/.aws/credentials and a new file beside it, and the command then reads
+// neither; what was there before it started reads as usual, and the home,
+// above denied paths not made yet only, lists.
+func TestDeniedPathCreatedLater(t *testing.T) {
+	t.Parallel()
+	requireLandlock(t)
+	f := newFixture(t)
+	variants(t, func(t *testing.T, how string, nobody bool) {
+		home := filepath.Join(f.base, "late-"+strings.ReplaceAll(t.Name(), "/", "-"))
+		if err := os.MkdirAll(home, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, "notes.txt"), []byte("notes-ok"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		started, proceed := filepath.Join(f.ws, filepath.Base(home)+".started"), filepath.Join(f.ws, filepath.Base(home)+".go")
+		made := make(chan error, 1)
+		go func() {
+			made <- func() error {
+				for range 600 {
+					if _, err := os.Stat(started); err == nil {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				if err := os.MkdirAll(filepath.Join(home, ".aws"), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(home, ".aws", "credentials"), []byte("SECRET-LATE"), 0o644); err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(home, "later.txt"), []byte("later"), 0o644); err != nil {
+					return err
+				}
+				return os.WriteFile(proceed, nil, 0o644)
+			}()
+		}()
+		r := run{policy: DefaultPolicy(WorkspaceWrite, f.ws, f.scratch, []string{"HOME=" + home}), how: how, nobody: nobody,
+			extraEnv: []string{"HOME=" + home, "STARTED=" + started, "PROCEED=" + proceed}}
+		got := tries(t, f, r,
+			`touch "$STARTED"; for i in $(seq 600); do [ -e "$PROCEED" ] && break; sleep 0.05; done`,
+			`try aws 'cat ~/.aws/credentials'`,
+			`try printf 'cat $(printf "%s/.%s%s/%s" "$HOME" a ws credentials)'`,
+			`try later 'cat ~/later.txt'`,
+			`try notes 'cat ~/notes.txt'`,
+			`try list-home 'ls ~'`,
+		)
+		if err := <-made; err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"aws": "denied", "printf": "denied", "later": "denied", "notes": "ok", "list-home": "ok"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got)\n%s", diff)
+		}
+		// The next command plans again and reads the new sibling.
+		got = tries(t, f, r, `try aws 'cat ~/.aws/credentials'`, `try later 'cat ~/later.txt'`)
+		if diff := cmp.Diff(map[string]string{"aws": "denied", "later": "ok"}, got); diff != "" {
+			t.Errorf("the next command (-want +got)\n%s", diff)
 		}
 	})
 }
