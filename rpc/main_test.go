@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,8 +12,5 @@ func TestMain(m *testing.M) {
 	// Bash runs each command under a reaper that is this binary
 	// re-executed (leak_test.go).
 	maybeRunReaper()
-	if os.Getenv("GORACE") == "" {
-		os.Setenv("GORACE", "atexit_sleep_ms=0") // reapers exit at once under -race
-	}
 	goleak.VerifyTestMain(m)
 }

@@ -2,8 +2,8 @@
 
 package rpc
 
-import "hostcore/sandbox/process"
+import "hostcore/sandbox/process/reapertest"
 
 // maybeRunReaper runs the per-command reaper when this test binary was
-// started as one.
-func maybeRunReaper() { process.MaybeRunReaper() }
+// started as one, and lets reapers exit at once under -race.
+func maybeRunReaper() { reapertest.Prepare() }

@@ -17,14 +17,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"hostcore/sandbox/process"
+	"hostcore/sandbox/process/reapertest"
 )
 
 func TestMain(m *testing.M) {
-	// Commands run under a reaper that is this binary re-executed.
-	process.MaybeRunReaper()
-	if os.Getenv("GORACE") == "" {
-		os.Setenv("GORACE", "atexit_sleep_ms=0") // reapers exit at once under -race
-	}
+	reapertest.Prepare()
 	os.Exit(m.Run())
 }
 

@@ -16,16 +16,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hostcore/sandbox/process"
+	"hostcore/sandbox/process/reapertest"
 )
 
 func TestMain(m *testing.M) {
-	process.MaybeRunReaper()
-	// Reapers are this test binary; under -race each would otherwise sleep
-	// 1 s at exit.
-	if os.Getenv("GORACE") == "" {
-		os.Setenv("GORACE", "atexit_sleep_ms=0")
-	}
+	reapertest.Prepare()
 	os.Exit(m.Run())
 }
 
