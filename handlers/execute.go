@@ -383,7 +383,7 @@ func (s *Server) runAllowed(ctx context.Context, c *call, a *auditing, tk *ticke
 	p, t := c.p, c.tool
 
 	if tk != nil && tk.mutation {
-		if err := tk.rt.mut.wait(ctx, tk.n); err != nil {
+		if err := tk.rt.mut.Wait(ctx, tk.n); err != nil {
 			return aborted(ctx)
 		}
 		select {

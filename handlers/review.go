@@ -63,7 +63,7 @@ func (s *Server) reviewRollback(ctx context.Context, raw json.RawMessage) (any, 
 	rt := s.runtime(p.SessionID)
 	t := rt.mut.Take()
 	defer rt.mut.Release(t)
-	if err := rt.mut.wait(ctx, t); err != nil {
+	if err := rt.mut.Wait(ctx, t); err != nil {
 		return nil, appError(tools.CodeToolAborted, "rollback cancelled")
 	}
 	// A session.delete that came meanwhile ended the calls ahead of this

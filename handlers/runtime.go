@@ -13,7 +13,7 @@ type runtime struct {
 	mu       sync.Mutex
 	running  map[string]*running // by toolCallId
 	seq      uint64              // the last running.seq given out
-	mut      ticketQueue
+	mut      order.Queue // the session's mutation order
 	failures failcount.Counts // failed mutations per prompt (design section 4d)
 	deleted  bool
 	shells   shellPins // the shell each recent turn pinned (bash.go)
@@ -134,12 +134,6 @@ func (s *Server) dropRuntime(id string) *runtime {
 	delete(s.sessions, id)
 	return rt
 }
-
-// ticketQueue is the session's mutation order (order.Queue); wait is
-// its Wait as the envelope calls it.
-type ticketQueue struct{ order.Queue }
-
-func (q *ticketQueue) wait(ctx context.Context, t uint64) error { return q.Wait(ctx, t) }
 
 // lockPath serialises mutations of one file across sessions (order.PathLocks).
 func (s *Server) lockPath(abs string) (unlock func()) { return s.pathLocks.Lock(abs) }
