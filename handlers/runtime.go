@@ -13,8 +13,8 @@ type runtime struct {
 	mu       sync.Mutex
 	running  map[string]*running // by toolCallId
 	seq      uint64              // the last running.seq given out
-	mut      order.Queue // the session's mutation order
-	failures failcount.Counts // failed mutations per prompt (design section 4d)
+	mut      order.Queue         // the session's mutation order
+	failures failcount.Counts    // failed mutations per prompt (design section 4d)
 	deleted  bool
 	shells   shellPins // the shell each recent turn pinned (bash.go)
 	// modeGate makes a switch into Plan or Goal and the calls those modes
