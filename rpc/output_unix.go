@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -92,9 +93,12 @@ func PollableOutput(f *os.File) (out *os.File, restore func()) {
 	return f, none
 }
 
+// watchEvery is how often WatchOutput looks at stdout.
+const watchEvery = 200 * time.Millisecond
+
 // WatchOutput calls gone once the reader of out has closed its end, even
 // while nothing is written, by polling a pipe or socket for POLLERR/POLLHUP
-// every 200 ms. Other kinds of file are not watched.
+// every watchEvery. Other kinds of file are not watched.
 func WatchOutput(out *os.File, gone func()) (stop func()) {
 	fi, err := out.Stat()
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
@@ -106,14 +110,21 @@ func WatchOutput(out *os.File, gone func()) (stop func()) {
 	}
 	done := make(chan struct{})
 	go func() {
+		// A poll that does not wait, on a ticker: a goroutine blocked in
+		// poll(2) would hold one of Go's Ps in the system call until the
+		// runtime's monitor took it back (up to 10 ms), and with two CPUs
+		// the read goroutine, blocked in read(2), holds the other: a call
+		// handed to a worker would wait for a P.
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
-			default:
+			case <-t.C:
 			}
 			fds := []unix.PollFd{{Fd: int32(fd), Events: 0}}
-			n, err := unix.Poll(fds, 200)
+			n, err := unix.Poll(fds, 0)
 			if err != nil && err != unix.EINTR {
 				return
 			}
