@@ -12,6 +12,8 @@ type dispatcher struct {
 	s       *Server
 	methods Methods
 	ctx     context.Context // Run's: cancelled when hostcore stops
+	// readDone is closed when input has ended and read is done.
+	readDone chan struct{}
 
 	// running holds the cancel functions of the Ordinary requests under
 	// way, by request id (idKey), for $/cancelRequest. Under mu.
@@ -28,7 +30,15 @@ type underway struct {
 // arrival order, until input ends. A reply goes to the Call waiting for
 // it at once; a request is handled (handle). At the end of input nobody
 // is left to answer cards or questions: their waits end now, and running
-// calls finish within their own timeouts before read returns.
+// calls finish within their own timeouts before read closes readDone.
+//
+// A request that runs off the read goroutine runs on this goroutine, and
+// an idle worker reads on in its place: the thread that read the request
+// is awake and holds it in cache, and handing the call to a worker
+// instead would put a thread's wake-up (tens of microseconds on a VM) on
+// the path of every call, where the reader's hand-over is off it. Reading
+// still never waits for a call: the next line is read by the next reader
+// while this call runs.
 func (d *dispatcher) read() {
 	s := d.s
 	for {
@@ -37,13 +47,18 @@ func (d *dispatcher) read() {
 			s.inputCancel()
 			s.wg.Wait()
 			s.stream.settle()
+			close(d.readDone)
 			return
 		}
 		if m.method == "" {
 			s.deliver(m)
 			continue
 		}
-		d.handle(m)
+		if job := d.handle(m); job != nil {
+			s.workers.do(d.read)
+			job()
+			return
+		}
 	}
 }
 
@@ -54,14 +69,16 @@ type queued struct {
 	known bool
 }
 
-// handle takes one request, on the read goroutine, in arrival order.
+// handle takes one request, on the read goroutine, in arrival order, and
+// returns the job that runs it when that is to happen off the read
+// goroutine (read runs it).
 //
 // A configuring method finishes before any request read after it starts,
 // but it does not hold up the reading of input: it runs on the
 // sequencer, and requests read while the sequencer is busy queue behind
 // it there, while replies to our cards go on being read and delivered.
 // Anything else, with the sequencer idle, is handled here.
-func (d *dispatcher) handle(msg message) {
+func (d *dispatcher) handle(msg message) (job func()) {
 	s := d.s
 	// Counted from the moment it is read, not only once it runs: Run,
 	// stopping, waits for the answers of requests it has read, those
@@ -72,7 +89,7 @@ func (d *dispatcher) handle(msg message) {
 		if msg.id != nil {
 			s.stream.writeError(msg.id, toWire(errStopped), true)
 		}
-		return
+		return nil
 	}
 	m, known := d.methods[msg.method]
 	if strings.HasPrefix(msg.method, "$/") {
@@ -83,9 +100,9 @@ func (d *dispatcher) handle(msg message) {
 		m = Method{WhileStopping: true}
 	}
 	r := queued{message: msg, m: m, known: known}
-	switch s.seq.queue(r, d.process) {
+	switch s.seq.queue(r, d.processQueued) {
 	case runHere:
-		d.process(r)
+		return d.process(r)
 	case refuseFull:
 		s.wg.Done()
 		s.log.Warn("request refused: too many requests wait behind a configuring method", "method", msg.method)
@@ -93,10 +110,20 @@ func (d *dispatcher) handle(msg message) {
 			s.stream.writeError(msg.id, toWire(errBusy), true)
 		}
 	}
+	return nil
 }
 
-// process routes and runs one request read earlier, on the read
-// goroutine or the sequencer, in arrival order; wg counts it already.
+// processQueued is process on the sequencer: a job it returns runs on a
+// worker.
+func (d *dispatcher) processQueued(r queued) {
+	if job := d.process(r); job != nil {
+		d.s.workers.do(job)
+	}
+}
+
+// process routes one request read earlier, on the read goroutine or the
+// sequencer, in arrival order; wg counts it already. One answered there
+// and then returns nil; otherwise the job that runs and answers it.
 //
 // Requests run concurrently, but not without bound: each holds its
 // params and, until its answer is written, its result. A client that
@@ -106,7 +133,7 @@ func (d *dispatcher) handle(msg message) {
 // made to wait for a running call: the replies to our cards come in on
 // it. The budget is taken before Prepare, which may take the request's
 // place in an order (a Write's ticket) that only running it gives back.
-func (d *dispatcher) process(r queued) {
+func (d *dispatcher) process(r queued) (job func()) {
 	s := d.s
 	method, id, params := r.method, r.id, r.params
 	handedOff := false
@@ -128,7 +155,7 @@ func (d *dispatcher) process(r queued) {
 		if id != nil {
 			s.stream.writeError(id, toWire(errBusy), true)
 		}
-		return
+		return nil
 	}
 	release := func() {
 		if weight > 0 {
@@ -143,7 +170,7 @@ func (d *dispatcher) process(r queued) {
 		if id != nil {
 			s.stream.writeError(id, toWire(errStopped), true)
 		}
-		return
+		return nil
 	}
 	var run Run
 	var inline bool
@@ -155,7 +182,7 @@ func (d *dispatcher) process(r queued) {
 		if id != nil {
 			s.stream.writeError(id, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method}, true)
 		}
-		return
+		return nil
 	}
 	// inline: answered on this goroutine, whose writes must not block on
 	// a client that is not reading (see lineStream.writeLineNow).
@@ -190,16 +217,16 @@ func (d *dispatcher) process(r queued) {
 	}
 	if inline {
 		answer(true)
-		return
+		return nil
 	}
 	if id != nil && r.m.Kind == Ordinary {
 		run = d.cancellable(id, run)
 	}
 	handedOff = true
-	s.workers.do(func() {
+	return func() {
 		defer s.wg.Done()
 		answer(false)
-	})
+	}
 }
 
 // dollar is the method of a request whose name begins with "$/": the

@@ -187,9 +187,10 @@ func TestNoLeaksAfterSessionDeleteAndClose(t *testing.T) {
 		}
 	}
 	// Nothing of the deleted sessions keeps running. Idle request workers
-	// belong to the connection (they end with Run, checked below); one
-	// still busy would not have loop on top of its stack.
-	if err := goleak.Find(idle, goleak.IgnoreAnyFunction("hostcore/sandbox/process.LoginPath"), goleak.IgnoreTopFunction("hostcore/rpc.(*workers).loop")); err != nil {
+	// and the one reading input belong to the connection (they end with
+	// Run, checked below); one still busy would not have loop on top of
+	// its stack.
+	if err := goleak.Find(idle, goleak.IgnoreAnyFunction("hostcore/sandbox/process.LoginPath"), goleak.IgnoreTopFunction("hostcore/rpc.(*workers).loop"), goleak.IgnoreAnyFunction("hostcore/rpc.(*dispatcher).read")); err != nil {
 		t.Errorf("goroutines left after session.delete: %v", err)
 	}
 

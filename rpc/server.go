@@ -106,12 +106,9 @@ func (s *Server) Run(ctx context.Context, methods Methods) error {
 	defer cancel(nil)
 	defer close(s.workers.quit)
 	defer close(s.closed)
-	d := &dispatcher{s: s, methods: methods, ctx: ctx}
 	readDone := make(chan struct{})
-	go func() {
-		d.read()
-		close(readDone)
-	}()
+	d := &dispatcher{s: s, methods: methods, ctx: ctx, readDone: readDone}
+	s.workers.do(d.read)
 	stopWatch := s.watchOutput()
 	defer stopWatch()
 	select {
