@@ -18,6 +18,7 @@ import (
 	"hostcore/handlers/tools"
 	"hostcore/perms"
 	"hostcore/rpc"
+	"hostcore/sandbox"
 	"hostcore/sandbox/background"
 	"hostcore/sandbox/process"
 	"hostcore/sandbox/shellenv"
@@ -115,6 +116,7 @@ func (s *Server) Close() {
 		s.warm.Close()
 	}
 	s.snap.Close()
+	sandbox.ReleaseBases()
 }
 
 // StopBackground kills every background command and waits until their

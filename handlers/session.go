@@ -12,6 +12,7 @@ import (
 
 	"hostcore/handlers/tools"
 	"hostcore/perms"
+	"hostcore/sandbox"
 	"hostcore/scratch"
 	"hostcore/store"
 )
@@ -248,7 +249,8 @@ func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, e
 	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
-	if _, err := s.loadSession(ctx, p.SessionID); err != nil {
+	sess, err := s.loadSession(ctx, p.SessionID)
+	if err != nil {
 		return nil, err
 	}
 	// Cancel the session's running tools and give them a moment to end
@@ -279,6 +281,8 @@ func (s *Server) sessionDelete(ctx context.Context, raw json.RawMessage) (any, e
 		return nil, storageError("deleting session", err)
 	}
 	s.grants.Forget(p.SessionID)
+	sandbox.ReleaseBase(sess.WorkspaceRoot)
+	sandbox.ReleaseBase(scratch.Dir(s.cfg.DataDir, p.SessionID))
 	if err := scratch.Remove(scratch.Dir(s.cfg.DataDir, p.SessionID)); err != nil {
 		s.log.Warn("removing scratch", "session", p.SessionID, "err", err)
 	}

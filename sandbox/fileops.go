@@ -37,26 +37,30 @@ var ErrNotPorted = errors.New("file operations are not supported on this platfor
 // openBase opens res.Base as an os.Root and checks it is still the directory
 // Resolve saw. Every operation goes through the returned root, so whatever is
 // swapped in below Base afterwards, the kernel cannot be made to leave it.
-func openBase(res Resolved) (*os.Root, error) {
+// A workspace or scratch base comes held open from bases.
+func openBase(res Resolved) (dirRoot, error) {
 	if res.Base == "" || !filepath.IsAbs(res.Base) || !validName(res.Name) {
-		return nil, fmt.Errorf("%w: unresolved target %q", ErrInvalidPath, res.Path)
+		return dirRoot{}, fmt.Errorf("%w: unresolved target %q", ErrInvalidPath, res.Path)
+	}
+	if res.BaseIdent != (FileIdent{}) && res.Root != RootExternal {
+		return bases.take(res.Base, res.BaseIdent)
 	}
 	root, err := openDirRoot(nil, res.Base)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", res.Base, err)
+		return dirRoot{}, fmt.Errorf("opening %s: %w", res.Base, err)
 	}
 	if res.BaseIdent != (FileIdent{}) {
 		fi, err := root.Stat(".")
 		if err != nil {
 			root.Close()
-			return nil, fmt.Errorf("opening %s: %w", res.Base, err)
+			return dirRoot{}, fmt.Errorf("opening %s: %w", res.Base, err)
 		}
 		if identOf(fi) != res.BaseIdent {
 			root.Close()
-			return nil, fmt.Errorf("%w: directory %s was replaced", ErrChanged, res.Base)
+			return dirRoot{}, fmt.Errorf("%w: directory %s was replaced", ErrChanged, res.Base)
 		}
 	}
-	return root, nil
+	return dirRoot{Root: root}, nil
 }
 
 // openParent opens the target's parent directory as a root of its own and
@@ -66,10 +70,10 @@ func openBase(res Resolved) (*os.Root, error) {
 // device and inode), so a symlink planted in a missing component, or a
 // directory swapped after the approval was checked, cannot redirect the
 // operation: everything after this happens to one name in that directory.
-func openParent(res Resolved, create bool) (*os.Root, string, error) {
+func openParent(res Resolved, create bool) (dirRoot, string, error) {
 	root, err := openBase(res)
 	if err != nil {
-		return nil, "", err
+		return dirRoot{}, "", err
 	}
 	dir, base := filepath.Dir(res.Name), filepath.Base(res.Name)
 	if dir == "." {
@@ -78,12 +82,12 @@ func openParent(res Resolved, create bool) (*os.Root, string, error) {
 	defer root.Close()
 	if create {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return nil, "", fmt.Errorf("creating directory for %s: %w", res.Display, err)
+			return dirRoot{}, "", fmt.Errorf("creating directory for %s: %w", res.Display, err)
 		}
 	}
-	parent, err := openDirRoot(root, dir)
+	parent, err := openDirRoot(root.Root, dir)
 	if err != nil {
-		return nil, "", notExist(err, res.Display)
+		return dirRoot{}, "", notExist(err, res.Display)
 	}
 	want := filepath.Join(res.Base, dir)
 	real, err := filepath.EvalSymlinks(want)
@@ -91,9 +95,9 @@ func openParent(res Resolved, create bool) (*os.Root, string, error) {
 	there, lerr := os.Lstat(want)
 	if err != nil || real != want || herr != nil || lerr != nil || !there.IsDir() || identOf(held) != identOf(there) {
 		parent.Close()
-		return nil, "", fmt.Errorf("%w: %s is no longer the directory that was checked", ErrChanged, filepath.Dir(res.Display))
+		return dirRoot{}, "", fmt.Errorf("%w: %s is no longer the directory that was checked", ErrChanged, filepath.Dir(res.Display))
 	}
-	return parent, base, nil
+	return dirRoot{Root: parent}, base, nil
 }
 
 // classify maps a file's type onto the package errors; nil for a regular file.
@@ -297,7 +301,7 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 		perm, created = fi.Mode().Perm(), false
 	}
 
-	tmp, err := writeTemp(root, ".", base, data, perm)
+	tmp, err := writeTemp(root.Root, ".", base, data, perm)
 	if err != nil {
 		return false, fmt.Errorf("writing %s: %w", res.Display, err)
 	}
@@ -314,7 +318,7 @@ func WriteAtomic(res Resolved, data []byte) (created bool, err error) {
 		return false, fmt.Errorf("writing %s: %w", res.Display, err)
 	}
 	renamed = true
-	if err := syncDir(root, "."); err != nil {
+	if err := syncDir(root.Root, "."); err != nil {
 		return created, &NotDurableError{Display: res.Display, Err: err}
 	}
 	return created, nil
@@ -369,7 +373,7 @@ func CreateExclusive(res Resolved, data []byte) error {
 		root.Remove(base)
 		return fmt.Errorf("creating %s: %w", res.Display, err)
 	}
-	if err := syncDir(root, "."); err != nil {
+	if err := syncDir(root.Root, "."); err != nil {
 		return &NotDurableError{Display: res.Display, Err: err}
 	}
 	return nil
@@ -399,7 +403,7 @@ func Remove(res Resolved) error {
 	if err := root.Remove(base); err != nil {
 		return fmt.Errorf("removing %s: %w", res.Display, err)
 	}
-	if err := syncDir(root, "."); err != nil {
+	if err := syncDir(root.Root, "."); err != nil {
 		return &NotDurableError{Display: res.Display, Err: err}
 	}
 	return nil

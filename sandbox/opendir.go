@@ -14,11 +14,12 @@ func OpenDir(res Resolved) (*os.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Name == "." {
-		return base, nil
-	}
 	defer base.Close()
-	dir, err := openDirRoot(base, res.Name)
+	if res.Name == "." {
+		// The caller keeps it: a root of its own, not the shared base.
+		return base.OpenRoot(".")
+	}
+	dir, err := openDirRoot(base.Root, res.Name)
 	if err != nil {
 		return nil, notExist(err, res.Display)
 	}

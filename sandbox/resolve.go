@@ -171,7 +171,7 @@ func (r Roots) Resolve(p string) (Resolved, error) {
 		lex = filepath.Join(r.Workspace, p)
 	}
 
-	w, err := canonicalize(lex)
+	w, err := canonicalize(lex, filepath.Clean(r.Workspace), filepath.Clean(r.Scratch))
 	if err != nil {
 		return Resolved{}, err
 	}
@@ -190,7 +190,7 @@ func (r Roots) Resolve(p string) (Resolved, error) {
 	if w.exists {
 		identPath = w.abs
 	}
-	fi, err := os.Lstat(identPath)
+	fi, err := w.stat(identPath, false)
 	if err != nil {
 		return Resolved{}, fmt.Errorf("resolving %s: %w", p, err)
 	}
@@ -218,7 +218,7 @@ func (r Roots) Resolve(p string) (Resolved, error) {
 		res.Display = res.Abs
 	}
 
-	switch bfi, err := os.Stat(res.Base); {
+	switch bfi, err := w.stat(res.Base, true); {
 	case err == nil:
 		res.BaseIdent = identOf(bfi)
 	case res.Root == RootScratch && errors.Is(err, fs.ErrNotExist):
@@ -297,6 +297,30 @@ type walked struct {
 	abs      string // existing prefix resolved, missing tail joined lexically
 	existing string // the longest existing prefix of abs
 	exists   bool   // abs == existing
+	// seen holds what the walk's Lstat found at the last path it
+	// resolved and at the paths it was asked to note, none of them a
+	// symbolic link: Resolve needs no second look at them.
+	seen [3]seenPath
+}
+
+// seenPath is one path the walk found, and what it found there.
+type seenPath struct {
+	path string
+	fi   fs.FileInfo
+}
+
+// stat is what the walk found at p (no link: Stat and Lstat agree), or
+// else a new Stat of p (Lstat unless follow).
+func (w *walked) stat(p string, follow bool) (fs.FileInfo, error) {
+	for _, s := range w.seen {
+		if s.fi != nil && s.path == p {
+			return s.fi, nil
+		}
+	}
+	if follow {
+		return os.Stat(p)
+	}
+	return os.Lstat(p)
 }
 
 // canonicalize resolves symlinks in the longest existing prefix of the clean
@@ -312,7 +336,8 @@ type walked struct {
 // to resolve (every component re-joins the path so far), uncancellable.
 const maxPathLen = 4095
 
-func canonicalize(p string) (walked, error) {
+func canonicalize(p string, note ...string) (walked, error) {
+	var w walked
 	sep := string(filepath.Separator)
 	resolved := sep
 	missing := 0 // trailing components of resolved that do not exist
@@ -359,6 +384,12 @@ func canonicalize(p string) (walked, error) {
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			resolved = next
+			w.seen[0] = seenPath{next, fi}
+			for i, n := range note[:min(len(note), len(w.seen)-1)] {
+				if n == next {
+					w.seen[i+1] = seenPath{next, fi}
+				}
+			}
 			continue
 		}
 		hops++
@@ -378,7 +409,8 @@ func canonicalize(p string) (walked, error) {
 	for range missing {
 		existing = filepath.Dir(existing)
 	}
-	return walked{abs: resolved, existing: existing, exists: missing == 0}, nil
+	w.abs, w.existing, w.exists = resolved, existing, missing == 0
+	return w, nil
 }
 
 func splitPath(p string) []string {

@@ -24,6 +24,13 @@ func identOf(fi fs.FileInfo) FileIdent {
 	return FileIdent{Dev: uint64(st.Dev), Ino: uint64(st.Ino)} //nolint:unconvert // widths differ by platform
 }
 
+// linked says whether fi, from a descriptor held open, is still linked
+// into the tree: a directory removed while held has no links left.
+func linked(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 0
+}
+
 // openDirRoot opens dir (beneath root, or an absolute path when root is
 // nil) as an os.Root without ever blocking on what is there. os.OpenRoot
 // and Root.OpenRoot open their last component without O_DIRECTORY or

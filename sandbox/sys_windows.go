@@ -10,4 +10,6 @@ const openReadFlags = os.O_RDONLY
 // identOf has no device and inode to give here.
 func identOf(fi fs.FileInfo) FileIdent { return FileIdent{} }
 
+func linked(fi fs.FileInfo) bool { return false }
+
 func openDirRoot(root *os.Root, dir string) (*os.Root, error) { return nil, ErrNotPorted }
