@@ -216,6 +216,13 @@ func OpenWith(dataDir string, cfg Config) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("opening database: %w", err)
 	}
+	// SQLite opens a file it may not write read-only, without a word:
+	// hostcore then said it was ready and failed every call. Opening its
+	// files for writing finds out first, without writing to them.
+	if p := notWritable(path); p != "" {
+		lock.Close()
+		return nil, fmt.Errorf("the database %s cannot be written (%s is not writable by this user)", path, p)
+	}
 	// One connection, in exclusive locking mode: hostcore is the
 	// database's only user, so this keeps SQLite's page cache warm
 	// (another connection's commit would invalidate it) and saves the
@@ -240,15 +247,6 @@ func OpenWith(dataDir string, cfg Config) (*Store, error) {
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, openError(dataDir, path, err)
-	}
-	// SQLite opens a file it may not write read-only, without a word:
-	// hostcore then said it was ready and failed every call. A write that
-	// changes nothing finds out at start-up.
-	if err := s.write(context.Background(), func(conn *sqlite.Conn) error {
-		return sqlitex.ExecuteScript(conn, `CREATE TABLE write_probe (x); DROP TABLE write_probe;`, nil)
-	}); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("the database %s cannot be written: %w", path, err)
 	}
 	for i, name := range []string{path, path + "-wal"} {
 		s.files[i], _ = os.Stat(name)
