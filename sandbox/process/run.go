@@ -418,11 +418,15 @@ func pump(r *os.File, c *capture, onOutput func(string, int, [][]byte)) {
 		// buffers and its bytes are copied by nobody here.
 		var p *[]byte
 		if ch != nil {
-			p = chunkPool.Get().(*[]byte)
-			if cap(*p) < readBuf {
-				*p = make([]byte, readBuf)
+			size := readBuf
+			if grown {
+				size = floodRead
 			}
-			buf = (*p)[:readBuf]
+			p = chunkPool.Get().(*[]byte)
+			if cap(*p) < size {
+				*p = make([]byte, size)
+			}
+			buf = (*p)[:size]
 		}
 		n, err := r.Read(buf)
 		if n > 0 {
