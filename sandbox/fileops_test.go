@@ -411,27 +411,6 @@ func TestLexicallyInside(t *testing.T) {
 	}
 }
 
-func TestCanonicalRoots(t *testing.T) {
-	tmp := canonTemp(t)
-	if err := os.Mkdir(filepath.Join(tmp, "real"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("real", filepath.Join(tmp, "alias")); err != nil {
-		t.Fatal(err)
-	}
-	r, err := CanonicalRoots(filepath.Join(tmp, "alias"), filepath.Join(tmp, "alias", "scratch", "s1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Roots{Workspace: filepath.Join(tmp, "real"), Scratch: filepath.Join(tmp, "real", "scratch", "s1")}
-	if r != want {
-		t.Errorf("CanonicalRoots = %+v, want %+v", r, want)
-	}
-	if _, err := CanonicalRoots("rel", ""); !errors.Is(err, ErrInvalidPath) {
-		t.Errorf("relative root: %v", err)
-	}
-}
-
 // TestReadOfAFileThatWaitsFails: /proc/kmsg is a "regular" file whose
 // reads wait for kernel messages. Read and Edit of it used to hang for
 // good (no timeout can interrupt a blocked read), holding Edit's place in

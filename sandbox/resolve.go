@@ -261,37 +261,6 @@ func (r Roots) Recheck(approved Resolved) (Resolved, error) {
 	return cur, nil
 }
 
-// CanonicalRoots turns configured roots into canonical ones. The workspace
-// must exist; the scratch dir may not yet, in which case its existing prefix
-// is canonicalised and the rest kept.
-func CanonicalRoots(workspace, scratch string) (Roots, error) {
-	var r Roots
-	for _, c := range []struct {
-		in  string
-		out *string
-	}{{workspace, &r.Workspace}, {scratch, &r.Scratch}} {
-		if c.in == "" {
-			continue
-		}
-		if !filepath.IsAbs(c.in) || strings.IndexByte(c.in, 0) >= 0 {
-			return Roots{}, fmt.Errorf("%w: root %q is not absolute", ErrInvalidPath, c.in)
-		}
-		w, err := canonicalize(filepath.Clean(c.in))
-		if err != nil {
-			return Roots{}, err
-		}
-		*c.out = w.abs
-	}
-	if r.Workspace != "" {
-		if fi, err := os.Stat(r.Workspace); err != nil {
-			return Roots{}, fmt.Errorf("workspace root: %w", err)
-		} else if !fi.IsDir() {
-			return Roots{}, fmt.Errorf("workspace root %s is not a directory", r.Workspace)
-		}
-	}
-	return r, nil
-}
-
 // walked is the result of canonicalize.
 type walked struct {
 	abs      string // existing prefix resolved, missing tail joined lexically

@@ -72,9 +72,6 @@ func (s *idSet) add(h uint64) {
 	s.sorted, s.recent = merged, nil
 }
 
-// size is the number of hashes held.
-func (s *idSet) size() int { return len(s.sorted) + len(s.recent) }
-
 func (c *seenCalls) hash(toolCallID string) uint64 { return maphash.String(c.seed, toolCallID) }
 
 // add records an id in a session's set, if the set is loaded (otherwise

@@ -99,9 +99,6 @@ var (
 	errNoRemoteSchema = errors.New("external $ref is not allowed in a plugin schema")
 )
 
-// IsNotObject reports a schema that is not a JSON object.
-func IsNotObject(err error) bool { return errors.Is(err, errNotObject) }
-
 // CompactSchema is a tool's input schema compacted; absent or null is
 // {"type":"object"}. Anything but a JSON object is refused.
 func CompactSchema(doc []byte) ([]byte, error) {

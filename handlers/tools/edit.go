@@ -131,7 +131,7 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 	return out, nil
 }
 
-// applyEdit replaces the single occurrence of old with new and returns the
+// applyEditTo replaces the single occurrence of old with new and returns the
 // new content and the number of occurrences found. It matches the text as
 // Read shows it: without a UTF-8 BOM (kept in front), and with every line's
 // "\r\n" ending seen as "\n", whatever the other lines end with; old and
@@ -144,14 +144,10 @@ func runEdit(ctx context.Context, c *Call, a EditArgs) (Out[EditDetails], error)
 // data is searched where it lies, and the result is allocated once at its
 // final size: an Edit holds the file twice, as read and as written (a
 // file with CRLF endings once more, as the model sees it).
-func applyEdit(data []byte, old, new string) ([]byte, int) {
-	return applyEditTo(data, old, new, false)
-}
-
-// applyEditTo is applyEdit; with inPlace, and room for the result in
-// data's capacity, the result is made in data itself (its bytes are then
-// no longer the file as read), so that an Edit whose before-image is not
-// kept holds the file once.
+//
+// With inPlace, and room for the result in data's capacity, the result is
+// made in data itself (its bytes are then no longer the file as read), so
+// that an Edit whose before-image is not kept holds the file once.
 func applyEditTo(data []byte, old, new string, inPlace bool) ([]byte, int) {
 	bom := bytes.HasPrefix(data, utf8BOM)
 	body := bytes.TrimPrefix(data, utf8BOM)

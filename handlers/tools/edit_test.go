@@ -33,3 +33,9 @@ func TestApplyEditAsReadShowsIt(t *testing.T) {
 		}
 	}
 }
+
+// applyEdit is applyEditTo into a new buffer, as Edit applies an edit
+// whose before-image is kept.
+func applyEdit(data []byte, old, new string) ([]byte, int) {
+	return applyEditTo(data, old, new, false)
+}

@@ -10,9 +10,7 @@ import (
 // BenchmarkTrue measures what the sandbox adds to a command: /bin/true
 // started and waited for bare, and sandboxed with the default policy for
 // this user's home (the built-in denied paths carved out of / and the
-// home). "fork" is the reaper's way (Prepare, then Fork, per command);
-// "helper" re-executes this binary, which restricts itself and executes
-// true (the helper's cost is this binary's start-up, hostcore's differs).
+// home). "fork" is the reaper's way (Prepare, then Fork, per command).
 func BenchmarkTrue(b *testing.B) {
 	requireLandlock(b)
 	wd, _ := os.Getwd()
@@ -72,18 +70,6 @@ func BenchmarkTrue(b *testing.B) {
 		for b.Loop() {
 			if err := exec.Command(argv[0]).Run(); err != nil {
 				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("helper", func(b *testing.B) {
-		args, err := HelperArgs(p, argv)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cpuPerOp(b)()
-		for b.Loop() {
-			if out, err := exec.Command("/proc/self/exe", args...).CombinedOutput(); err != nil {
-				b.Fatalf("%v: %s", err, out)
 			}
 		}
 	})

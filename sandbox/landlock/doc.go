@@ -87,18 +87,14 @@
 // # Applying it
 //
 // Go runs no code between fork and exec, so a child cannot restrict
-// itself after the fork. Two ways remain, both provided:
+// itself after the fork. Ruleset.Fork is for the process that forks the
+// command (the reaper): the ruleset is enforced on a thread of its own,
+// which then forks; the child inherits that thread's domain and
+// no_new_privs, and the thread is thrown away with its goroutine. It is
+// never the main thread, which stands for the whole process in /proc and
+// for signals.
 //
-//   - Ruleset.Fork, for a process that forks the command itself (the
-//     reaper): the ruleset is enforced on a thread of its own, which then
-//     forks; the child inherits that thread's domain and no_new_privs, and
-//     the thread is thrown away with its goroutine. It is never the main
-//     thread, which stands for the whole process in /proc and for signals.
-//   - Exec, for a re-executed helper (MaybeRunHelper, HelperArgs): the
-//     process restricts itself and executes the command in its place. It
-//     costs a start of the hostcore binary on top.
-//
-// Either way the ruleset is built from the disk as it is when the
+// The ruleset is built from the disk as it is when the
 // command starts: by Prepare, or by a Cache, which keeps the last
 // policy's ruleset with the state of every path its plan read (the
 // listed directories, the roots and the denied paths and the
@@ -118,7 +114,7 @@
 // restricts a throwaway thread to prove the calls are allowed here. The
 // sandbox needs ABI 3 (Linux 6.2), the first to control truncation;
 // scoping needs ABI 6 (Linux 6.12), and Available says so when it is
-// missing. Prepare, Fork and Exec enforce exactly the rights of the
+// missing. Prepare and Fork enforce exactly the rights of the
 // kernel's ABI or fail: the caller then runs nothing, or runs the command
 // unsandboxed and says so ("sandbox": "none" with the reason). On other
 // systems than Linux every entry point fails with the reason.

@@ -23,16 +23,3 @@ func ExampleRuleset_Fork() {
 	pid, err := rs.Fork(func() (int, error) { return syscall.ForkExec(argv[0], argv, attr) })
 	fmt.Println(pid, err)
 }
-
-// The helper's way: hostcore re-executes itself with HelperArgs, and
-// main's first call, MaybeRunHelper, restricts the process and executes
-// the command.
-func ExampleHelperArgs() {
-	p := landlock.DefaultPolicy(landlock.ReadOnly, "/home/u/project", "", os.Environ())
-	args, err := landlock.HelperArgs(p, []string{"/bin/bash", "-lc", "ls"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(args[0]) // then exec /proc/self/exe with args
-}

@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
-	"strings"
 	"sync"
-	"syscall"
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -271,69 +268,4 @@ func onSpareThread(f func() error) error {
 		done <- f() // the thread stays locked: it ends with this goroutine
 	}()
 	return <-done
-}
-
-// Exec restricts this process by p and executes argv with env in its
-// place (argv[0] is looked up in PATH unless it holds a slash). It
-// returns only on failure, and then nothing was executed; the calling
-// thread may be restricted already, so the caller should exit.
-func Exec(p Policy, argv, env []string) error {
-	if len(argv) == 0 {
-		return errors.New("no command to execute")
-	}
-	path := argv[0]
-	if !strings.Contains(path, "/") {
-		lp, err := exec.LookPath(path)
-		if err != nil {
-			return err
-		}
-		path = lp
-	}
-	rs, err := Prepare(p)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	// execve keeps the calling thread's domain for the new program; the
-	// other threads go away with the old one.
-	runtime.LockOSThread()
-	if err := rs.restrictThread(); err != nil {
-		return err
-	}
-	return syscall.Exec(path, argv, env)
-}
-
-// HelperArg is os.Args[1] when hostcore runs as the sandbox helper (see
-// MaybeRunHelper).
-const HelperArg = "__hostcore_landlock"
-
-// HelperArgs are the arguments, after the executable, that make hostcore
-// (re-executed) run argv under p: HelperArg, the encoded policy, then
-// argv. The reaper can start hostcore with them in place of the shell.
-func HelperArgs(p Policy, argv []string) ([]string, error) {
-	enc, err := p.Encode()
-	if err != nil {
-		return nil, err
-	}
-	return append([]string{HelperArg, enc}, argv...), nil
-}
-
-// MaybeRunHelper must be called first thing in main (and in TestMain of
-// tests that use the helper). When the process was started with
-// HelperArgs, it restricts itself and executes the command, or exits 126
-// with the reason on stderr: the command never runs unsandboxed.
-// Otherwise it returns at once.
-func MaybeRunHelper() {
-	if len(os.Args) < 2 || os.Args[1] != HelperArg {
-		return
-	}
-	err := errors.New("missing policy or command")
-	if len(os.Args) >= 4 {
-		var p Policy
-		if p, err = DecodePolicy(os.Args[2]); err == nil {
-			err = Exec(p, os.Args[3:], os.Environ())
-		}
-	}
-	fmt.Fprintf(os.Stderr, "hostcore: sandbox: %v\n", err)
-	os.Exit(126)
 }

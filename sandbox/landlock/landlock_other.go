@@ -4,7 +4,6 @@ package landlock
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 )
 
@@ -43,21 +42,3 @@ func (rs *Ruleset) Close() error { return nil }
 
 // Fork fails without calling fork: nothing runs unsandboxed by mistake.
 func (rs *Ruleset) Fork(fork func() (int, error)) (int, error) { return 0, errUnsupported }
-
-// Exec fails: there is no Landlock here.
-func Exec(p Policy, argv, env []string) error { return errUnsupported }
-
-// HelperArg is os.Args[1] when hostcore runs as the sandbox helper.
-const HelperArg = "__hostcore_landlock"
-
-// HelperArgs fails: there is no Landlock here.
-func HelperArgs(p Policy, argv []string) ([]string, error) { return nil, errUnsupported }
-
-// MaybeRunHelper refuses to run a command it was asked to sandbox.
-func MaybeRunHelper() {
-	if len(os.Args) < 2 || os.Args[1] != HelperArg {
-		return
-	}
-	fmt.Fprintf(os.Stderr, "hostcore: sandbox: %v\n", errUnsupported)
-	os.Exit(126)
-}

@@ -18,8 +18,8 @@ import (
 
 // The tests run the sandbox for real: the test binary re-executes itself
 // as an unsandboxed parent (TestMain, modeParent), which starts the
-// sandboxed command the way hostcore would, through Fork (the reaper's
-// way) or the helper (MaybeRunHelper). The parent stands for hostcore:
+// sandboxed command the way hostcore's reaper does, through Fork. The
+// parent stands for hostcore:
 // the probes (modeProbe) go after its descriptors and signal it. Where
 // the suite runs as root, the parent is started through setpriv as
 // nobody, so that the file permissions would let an ordinary user do
@@ -36,7 +36,6 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	MaybeRunHelper()
 	switch os.Getenv(modeVar) {
 	case modeParent:
 		os.Exit(runParent(os.Args[1:]))
@@ -54,7 +53,7 @@ func TestMain(m *testing.M) {
 // user to read them, unsandboxed), listens on an abstract unix socket,
 // then runs argv sandboxed and exits with its status.
 func runParent(argv []string) int {
-	p, err := DecodePolicy(os.Getenv(policyVar))
+	p, err := decodePolicy(os.Getenv(policyVar))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "parent:", err)
 		return 90
@@ -90,23 +89,6 @@ func runParent(argv []string) int {
 		}
 	}
 	switch os.Getenv(howVar) {
-	case "helper":
-		args, err := HelperArgs(p, argv)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "parent:", err)
-			return 93
-		}
-		cmd := exec.Command("/proc/self/exe", args...)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, os.Stdout, os.Stderr
-		err = cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "parent:", err)
-			return 94
-		}
-		return 0
 	default:
 		path, err := exec.LookPath(argv[0])
 		if err != nil {
@@ -316,7 +298,7 @@ func (f *fixture) env() []string {
 // run describes one sandboxed command.
 type run struct {
 	policy    Policy
-	how       string // "fork" (the reaper's way) or "helper"
+	how       string // "fork": the reaper's way
 	nobody    bool   // start the parent as nobody (only when root)
 	control   []string
 	childMode string
@@ -399,7 +381,7 @@ func tries(t *testing.T, f *fixture, r run, lines ...string) map[string]string {
 
 // variants runs body for each way of starting the sandbox and each user.
 func variants(t *testing.T, body func(t *testing.T, how string, nobody bool)) {
-	for _, how := range []string{"fork", "helper"} {
+	for _, how := range []string{"fork"} {
 		for _, nobody := range users(t) {
 			name := how
 			if nobody {

@@ -1,6 +1,7 @@
 package landlock
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/user"
@@ -300,7 +301,7 @@ func TestDefaultPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := DecodePolicy(enc)
+	back, err := decodePolicy(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,4 +339,13 @@ func TestSummary(t *testing.T) {
 	if !LooksDenied("cat: /home/u/.ssh/id_rsa: Permission denied") || LooksDenied("No such file or directory") {
 		t.Error("LooksDenied")
 	}
+}
+
+// decodePolicy reads what Policy.Encode wrote.
+func decodePolicy(s string) (Policy, error) {
+	var p Policy
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return p, fmt.Errorf("decoding the sandbox policy: %w", err)
+	}
+	return p, p.validate()
 }

@@ -172,20 +172,11 @@ func lookupEnv(env []string, key string) string {
 	return v
 }
 
-// Encode is the policy as one string, for a reaper's spec or a helper's
-// argument.
+// Encode is the policy as one string: the key a Cache keeps its ruleset
+// under.
 func (p Policy) Encode() (string, error) {
 	b, err := json.Marshal(p)
 	return string(b), err
-}
-
-// DecodePolicy reads what Encode wrote.
-func DecodePolicy(s string) (Policy, error) {
-	var p Policy
-	if err := json.Unmarshal([]byte(s), &p); err != nil {
-		return p, fmt.Errorf("decoding the sandbox policy: %w", err)
-	}
-	return p, p.validate()
 }
 
 // validate refuses a policy whose roots are not absolute, or that would
