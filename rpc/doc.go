@@ -14,7 +14,11 @@
 // first stage frames the line, looks the method up (Methods), weighs it
 // against the in-flight budget and runs its Prepare hook; a configuring
 // method, and every request read while one runs, goes to the sequencer;
-// anything else is answered at once (Prepare's quick) or on a worker.
+// anything else is answered at once (Prepare's quick) or runs on a
+// worker. That worker is the goroutine that read the request: it hands
+// the reading to an idle worker and runs the call on its own thread,
+// which is awake, so no thread's wake-up lies on a call's path, and the
+// next line is read while the call runs.
 //
 // sourcegraph/jsonrpc2's Conn is not used: it closes the connection on
 // the first line it cannot read (hostcore answers -32700 and reads on),
@@ -95,6 +99,10 @@
 // SHUTTING_DOWN.
 //
 // # Platforms
+//
+// The watch of stdout polls without waiting, every 200 ms: a goroutine
+// blocked in poll(2) holds one of Go's Ps until the runtime takes it
+// back (up to 10 ms), and with two CPUs the reader holds the other.
 //
 // Non-blocking stdout, watching stdout for a vanished reader and the
 // spinning read of stdin are Unix only (build-tagged files); elsewhere
