@@ -16,14 +16,31 @@ func held(dir string) *baseEntry {
 	return bases.entries[dir]
 }
 
-// The workspace is opened once and held for the operations after it.
-func TestBaseHeldBetweenOperations(t *testing.T) {
+// heldFixture is a fixture whose workspace a Read has left held.
+func heldFixture(t *testing.T) *fixture {
+	t.Helper()
 	fx := newFixture(t)
 	t.Cleanup(func() { ReleaseBase(fx.ws) })
-	res := mustResolve(t, fx.roots, "file.txt")
-	if _, _, err := ReadFileLimit(res, 1<<20); err != nil {
+	if _, _, err := ReadFileLimit(mustResolve(t, fx.roots, "file.txt"), 1<<20); err != nil {
 		t.Fatal(err)
 	}
+	return fx
+}
+
+// remake removes dir and makes an empty directory at its path.
+func remake(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The workspace is opened once and held for the operations after it.
+func TestBaseHeldBetweenOperations(t *testing.T) {
+	fx := heldFixture(t)
 	first := held(fx.ws)
 	if first == nil {
 		t.Fatal("the workspace is not held after a Read")
@@ -46,17 +63,8 @@ func TestBaseHeldBetweenOperations(t *testing.T) {
 // A workspace removed and made again is a new directory: what is written
 // lands in it, never in the removed one held open.
 func TestBaseRemovedAndMadeAgain(t *testing.T) {
-	fx := newFixture(t)
-	t.Cleanup(func() { ReleaseBase(fx.ws) })
-	if _, _, err := ReadFileLimit(mustResolve(t, fx.roots, "file.txt"), 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(fx.ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(fx.ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fx := heldFixture(t)
+	remake(t, fx.ws)
 	if _, err := WriteAtomic(mustResolve(t, fx.roots, "after.txt"), []byte("kept")); err != nil {
 		t.Fatal(err)
 	}
@@ -69,19 +77,10 @@ func TestBaseRemovedAndMadeAgain(t *testing.T) {
 // directory made at its path. The removed directory held open has the
 // same device and inode then, but no links: it is never used.
 func TestBaseRemovedWithItsInodeReused(t *testing.T) {
-	fx := newFixture(t)
-	t.Cleanup(func() { ReleaseBase(fx.ws) })
+	fx := heldFixture(t)
 	res := mustResolve(t, fx.roots, "file.txt")
-	if _, _, err := ReadFileLimit(res, 1<<20); err != nil {
-		t.Fatal(err)
-	}
 	old := held(fx.ws)
-	if err := os.RemoveAll(fx.ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(fx.ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	remake(t, fx.ws)
 	// Resolve would now see the new directory; given the old identity, as
 	// it would be were the inode reused, the held directory must not
 	// serve.
@@ -101,11 +100,7 @@ func TestBaseRemovedWithItsInodeReused(t *testing.T) {
 // A directory renamed away and another put at its path: the operation
 // opens the new one.
 func TestBaseReplacedByRename(t *testing.T) {
-	fx := newFixture(t)
-	t.Cleanup(func() { ReleaseBase(fx.ws) })
-	if _, _, err := ReadFileLimit(mustResolve(t, fx.roots, "file.txt"), 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	fx := heldFixture(t)
 	if err := os.Rename(fx.ws, fx.ws+".old"); err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +121,7 @@ func TestBaseReplacedByRename(t *testing.T) {
 // OpenDir of the workspace itself gives the caller a root of its own:
 // closing it leaves the held one open.
 func TestOpenDirOfHeldBase(t *testing.T) {
-	fx := newFixture(t)
-	t.Cleanup(func() { ReleaseBase(fx.ws) })
-	if _, _, err := ReadFileLimit(mustResolve(t, fx.roots, "file.txt"), 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	fx := heldFixture(t)
 	r, err := OpenDir(mustResolve(t, fx.roots, "."))
 	if err != nil {
 		t.Fatal(err)
