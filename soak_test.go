@@ -91,17 +91,32 @@ func takeSample(t *testing.T, pid, calls int, lat map[string][]time.Duration) so
 			s.threads = int(n)
 		}
 	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.fds = len(fds)
-	// Children of every thread: a Bash command's reaper that outlived
-	// its command would be one.
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, task := range tasks {
-		b, _ := os.ReadFile(task)
-		s.children += len(strings.Fields(string(b)))
+	// Descriptors and children are counted three times, 100 ms apart,
+	// and the least is kept: right after a Bash call the next warm reaper
+	// is being started (seven descriptors for a moment). A leak stays.
+	s.fds, s.children = -1, -1
+	for i := range 3 {
+		if i > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Children of every thread: a Bash command's reaper that
+		// outlived its command would be one.
+		children := 0
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+		for _, task := range tasks {
+			b, _ := os.ReadFile(task)
+			children += len(strings.Fields(string(b)))
+		}
+		if s.fds < 0 || len(fds) < s.fds {
+			s.fds = len(fds)
+		}
+		if s.children < 0 || children < s.children {
+			s.children = children
+		}
 	}
 	for tool, d := range lat {
 		slices.Sort(d)

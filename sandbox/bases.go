@@ -25,7 +25,7 @@ func (d dirRoot) Close() error {
 
 // bases keeps the directories file operations start from (a session's
 // workspace and scratch) open between operations: opening one costs four
-// system calls, a third of a small Read's.
+// system calls, checking one held open two.
 var bases = baseCache{entries: map[string]*baseEntry{}}
 
 // maxBases bounds the directories bases holds open.
@@ -33,11 +33,12 @@ const maxBases = 32
 
 // baseCache holds base directories open by canonical path. An entry is
 // used only while the directory it holds is the one Resolve found at the
-// path (the same device and inode) and is still linked into the tree: an
-// inode number freed by `rm -rf ws` can come back with the next
-// `mkdir ws`, and the deleted directory held open would take writes that
-// nobody could ever see. An entry that fails this is dropped, and closed
-// when the last operation using it gives it back.
+// path (the same device and inode), is still linked into the tree, and is
+// what the path leads to now (stillAt): an inode number freed by
+// `rm -rf ws` can come back with the next `mkdir ws`, and a directory
+// removed or renamed away while held would take writes that nobody could
+// see at the path. An entry that fails this is dropped, and closed when
+// the last operation using it gives it back.
 type baseCache struct {
 	mu      sync.Mutex
 	entries map[string]*baseEntry
@@ -62,8 +63,7 @@ func (c *baseCache) take(path string, ident FileIdent) (dirRoot, error) {
 		c.clock++
 		e.used = c.clock
 		c.mu.Unlock()
-		fi, err := e.root.Stat(".")
-		if err == nil && identOf(fi) == ident && linked(fi) {
+		if c.stillAt(path, e.root, ident) {
 			return dirRoot{Root: e.root, release: func() { c.give(e) }}, nil
 		}
 		c.mu.Lock()
@@ -102,6 +102,21 @@ func (c *baseCache) take(path string, ident FileIdent) (dirRoot, error) {
 	e = &baseEntry{root: root, ident: ident, users: 1, used: c.clock}
 	c.entries[path] = e
 	return dirRoot{Root: root, release: func() { c.give(e) }}, nil
+}
+
+// stillAt says whether root, held open, is still the directory at path
+// that Resolve saw as ident: linked, and the one the path leads to now. A
+// call can wait long after Resolve (for its turn in the session's order,
+// for a mutation slot), and a workspace renamed away meanwhile is still
+// linked, with its old identity: without the look at the path, its write
+// would land there and be reported done.
+func (c *baseCache) stillAt(path string, root *os.Root, ident FileIdent) bool {
+	held, err := root.Stat(".")
+	if err != nil || identOf(held) != ident || !linked(held) {
+		return false
+	}
+	there, err := os.Lstat(path)
+	return err == nil && there.IsDir() && identOf(there) == ident
 }
 
 // give is the end of one operation's use of e.

@@ -135,3 +135,25 @@ func TestOpenDirOfHeldBase(t *testing.T) {
 		t.Fatalf("closing OpenDir's root closed the held one: %v", err)
 	}
 }
+
+// A call resolved before its workspace was renamed away, and run after
+// (a Write that waited for its session's turn): it must not land in the
+// renamed directory, which is still linked and still the one it resolved.
+func TestBaseRenamedAwayAfterResolve(t *testing.T) {
+	fx := heldFixture(t)
+	res := mustResolve(t, fx.roots, "late.txt")
+	if err := os.Rename(fx.ws, fx.ws+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(fx.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteAtomic(res, []byte("x")); !errors.Is(err, ErrChanged) {
+		t.Fatalf("WriteAtomic after the rename: %v, want ErrChanged", err)
+	}
+	for _, dir := range []string{fx.ws, fx.ws + ".old"} {
+		if _, err := os.Lstat(filepath.Join(dir, "late.txt")); err == nil {
+			t.Errorf("late.txt was written into %s", dir)
+		}
+	}
+}

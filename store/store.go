@@ -353,7 +353,9 @@ func openError(dataDir, path string, err error) error {
 // regular file this process cannot open for writing; "" for none.
 func notWritable(path string) string {
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		// Stat, not Lstat: a database that is a link to a file this user
+		// cannot write is as unwritable as the file.
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
 		f, err := os.OpenFile(p, os.O_WRONLY, 0)

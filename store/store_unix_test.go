@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -90,5 +91,29 @@ func TestJournalThatIsAFIFO(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Open hung on a FIFO for its journal")
+	}
+}
+
+// A database that is a link to a file this user cannot write is as
+// unwritable as the file: the check follows the link. (As root, an
+// immutable file stands for one the user may not write.)
+func TestNotWritableFollowsALink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere.db")
+	if err := os.WriteFile(target, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chattr", "+i", target).CombinedOutput(); err != nil {
+			t.Skipf("cannot make a file root may not write here: %v %s", err, out)
+		}
+		t.Cleanup(func() { exec.Command("chattr", "-i", target).Run() })
+	}
+	db := filepath.Join(dir, "hostcore.db")
+	if err := os.Symlink(target, db); err != nil {
+		t.Fatal(err)
+	}
+	if got := notWritable(db); got != db {
+		t.Fatalf("notWritable = %q, want %q", got, db)
 	}
 }
