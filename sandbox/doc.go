@@ -27,9 +27,10 @@
 // the way, the same device and inode), and then acts on one name inside
 // it: whatever is swapped in below afterwards, the kernel cannot be made to
 // leave it. A session's workspace and scratch stay open between
-// operations (bases): one held is used only while it is still linked and
-// is the directory Resolve found at its path, so a workspace removed and
-// made again, even with its old inode number, is opened anew.
+// operations (bases): one held is used only while it is still linked, is
+// the directory Resolve found at its path, and is what that path leads to
+// now, so a workspace removed and made again (even with its old inode
+// number) or renamed away is never written through the old descriptor.
 // Directories are opened without blocking, so a FIFO swapped in
 // for a directory cannot hang a call; regular files are opened with
 // O_NONBLOCK and their type checked before and after the open, and a file
