@@ -22,6 +22,8 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"hostcore/handlers"
+	"hostcore/handlers/frontend"
+	"hostcore/handlers/tools"
 	"hostcore/rpc"
 	"hostcore/rpc/mcp"
 	"hostcore/sandbox/harden"
@@ -164,7 +166,7 @@ func run(args []string) int {
 	// The two slow start-up steps run side by side: opening (and
 	// migrating) the database, and compiling the tool schemas.
 	schemas := make(chan error, 1)
-	go func() { schemas <- handlers.Prepare() }()
+	go func() { schemas <- tools.Prepare() }()
 	st, err := openStore(dir)
 	if err != nil {
 		log.Error("opening store", "err", err)
@@ -402,7 +404,7 @@ func mcpDataDir(base, workspace string) string {
 			root = r
 		}
 	}
-	return filepath.Join(base, "mcp", strings.TrimPrefix(handlers.FrontendSessionID("mcp", root), "mcp-"))
+	return filepath.Join(base, "mcp", strings.TrimPrefix(frontend.SessionID("mcp", root), "mcp-"))
 }
 
 // runMCP is "hostcore mcp": one session served over MCP's stdio transport

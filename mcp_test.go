@@ -20,7 +20,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hostcore/handlers"
+	"hostcore/handlers/frontend"
 	"hostcore/store"
 )
 
@@ -104,7 +104,7 @@ func auditOf(t *testing.T, ws, data string) []store.AuditRow {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rows, err := st.QueryAudit(t.Context(), store.AuditFilter{SessionID: handlers.FrontendSessionID("mcp", ws)})
+	rows, err := st.QueryAudit(t.Context(), store.AuditFilter{SessionID: frontend.SessionID("mcp", ws)})
 	if err != nil {
 		t.Fatal(err)
 	}

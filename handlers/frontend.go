@@ -18,12 +18,6 @@ import (
 // FrontendTool is one tool as a frontend lists it.
 type FrontendTool = frontend.Tool
 
-// FrontendSessionID is the session a frontend serves for a workspace
-// (frontend.SessionID).
-func FrontendSessionID(name, canonicalWorkspace string) string {
-	return frontend.SessionID(name, canonicalWorkspace)
-}
-
 // EnsureSession creates, or reuses, the agent-mode session of a frontend
 // bound to workspace, with permissionMode (frontend.EnsureSession).
 func (s *Server) EnsureSession(ctx context.Context, name, workspace, permissionMode string) (string, error) {

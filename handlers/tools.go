@@ -13,10 +13,6 @@ import (
 	"hostcore/store"
 )
 
-// Prepare compiles the embedded tool schemas now, so main can do it while
-// the database opens.
-func Prepare() error { return tools.Prepare() }
-
 // builtinTools is the registry of the built-in tools, each with its
 // compiled schema. A schema that fails to compile stops the program at
 // start-up.

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -76,18 +75,9 @@ func (c *baseCache) take(path string, ident FileIdent) (dirRoot, error) {
 		}
 		c.mu.Unlock()
 	}
-	root, err := openDirRoot(nil, path)
+	root, err := openChecked(path, ident)
 	if err != nil {
-		return dirRoot{}, fmt.Errorf("opening %s: %w", path, err)
-	}
-	fi, err := root.Stat(".")
-	if err != nil {
-		root.Close()
-		return dirRoot{}, fmt.Errorf("opening %s: %w", path, err)
-	}
-	if identOf(fi) != ident {
-		root.Close()
-		return dirRoot{}, fmt.Errorf("%w: directory %s was replaced", ErrChanged, path)
+		return dirRoot{}, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -45,22 +45,30 @@ func openBase(res Resolved) (dirRoot, error) {
 	if res.BaseIdent != (FileIdent{}) && res.Root != RootExternal {
 		return bases.take(res.Base, res.BaseIdent)
 	}
-	root, err := openDirRoot(nil, res.Base)
+	root, err := openChecked(res.Base, res.BaseIdent)
+	return dirRoot{Root: root}, err
+}
+
+// openChecked opens dir as an os.Root and checks that it is the directory
+// Resolve saw there (ident; not checked when unknown).
+func openChecked(dir string, ident FileIdent) (*os.Root, error) {
+	root, err := openDirRoot(nil, dir)
 	if err != nil {
-		return dirRoot{}, fmt.Errorf("opening %s: %w", res.Base, err)
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
 	}
-	if res.BaseIdent != (FileIdent{}) {
-		fi, err := root.Stat(".")
-		if err != nil {
-			root.Close()
-			return dirRoot{}, fmt.Errorf("opening %s: %w", res.Base, err)
-		}
-		if identOf(fi) != res.BaseIdent {
-			root.Close()
-			return dirRoot{}, fmt.Errorf("%w: directory %s was replaced", ErrChanged, res.Base)
-		}
+	if ident == (FileIdent{}) {
+		return root, nil
 	}
-	return dirRoot{Root: root}, nil
+	fi, err := root.Stat(".")
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
+	}
+	if identOf(fi) != ident {
+		root.Close()
+		return nil, fmt.Errorf("%w: directory %s was replaced", ErrChanged, dir)
+	}
+	return root, nil
 }
 
 // openParent opens the target's parent directory as a root of its own and
