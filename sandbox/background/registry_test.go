@@ -156,7 +156,7 @@ func TestAStreamFileIsBounded(t *testing.T) {
 	s := &stream{name: "stdout", file: f, path: f.Name(), max: 10}
 	s.write([]byte("0123456"), 4, 4)
 	s.write([]byte("789abcdef"), 4, 4)
-	o := s.take(4)
+	o := s.take()
 	if b, _ := os.ReadFile(f.Name()); string(b) != "0123456789" || !o.FileCut || o.Saved != 10 || o.Bytes != 16 {
 		t.Fatalf("file %q, read %+v", b, o)
 	}
@@ -168,7 +168,7 @@ func TestAStreamFileIsBounded(t *testing.T) {
 func TestAHeadIsCutBetweenRunes(t *testing.T) {
 	s := &stream{name: "stdout", max: 0}
 	s.write([]byte("aé€x"), 3, 3) // a, é (2 bytes), € (3 bytes), x
-	o := s.take(3).New
+	o := s.take().New
 	if o.Head != "aé" || !strings.HasSuffix(o.Tail, "x") {
 		t.Fatalf("read: %+v", o)
 	}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"hostcore/sandbox/process"
 )
@@ -159,7 +158,7 @@ func (sh *Shell) Read() Output {
 	defer sh.mu.Unlock()
 	out := sh.stateLocked()
 	for _, st := range sh.streams {
-		out.Streams = append(out.Streams, st.take(sh.tailMax))
+		out.Streams = append(out.Streams, st.take())
 	}
 	return out
 }
@@ -201,8 +200,8 @@ func (sh *Shell) exit() Exit {
 	return e
 }
 
-// stream is one output stream: its file, and what arrived since the last
-// read as a head and a tail.
+// stream is one output stream: its file, and a window of what arrived
+// since the last read.
 type stream struct {
 	name    string
 	file    *os.File // nil once closed
@@ -213,15 +212,11 @@ type stream struct {
 	fileErr string
 	total   int64
 
-	unread   int64  // bytes since the last read
-	head     []byte // the first of them, up to headMax, whole runes
-	headDone bool   // head took all it will: later bytes go to tail
-	tail     []byte // the last of them: up to 2*tailMax, trimmed to tailMax
+	win *process.Window // since the last read; made by the first write
 }
 
 func (s *stream) write(p []byte, headMax, tailMax int) {
 	s.total += int64(len(p))
-	s.unread += int64(len(p))
 	if s.file != nil && s.fileErr == "" {
 		w := p
 		if room := s.max - s.saved; int64(len(w)) > room {
@@ -235,50 +230,25 @@ func (s *stream) write(p []byte, headMax, tailMax int) {
 			}
 		}
 	}
-	if !s.headDone {
-		k := min(headMax-len(s.head), len(p))
-		if k < len(p) {
-			// Cut before a rune's first byte, never inside it.
-			for k > 0 && !utf8.RuneStart(p[k]) {
-				k--
-			}
-			s.headDone = true
-		}
-		s.head = append(s.head, p[:k]...)
-		p = p[k:]
+	if s.win == nil {
+		s.win = process.NewWindow(headMax, tailMax)
 	}
-	if len(p) == 0 {
-		return
-	}
-	s.tail = append(s.tail, p...)
-	if len(s.tail) > 2*tailMax {
-		s.tail = append(s.tail[:0], s.tail[len(s.tail)-tailMax:]...)
-	}
+	s.win.Write(p)
 }
 
 // take returns what arrived since the last read and starts anew.
-func (s *stream) take(tailMax int) StreamOutput {
+func (s *stream) take() StreamOutput {
 	out := StreamOutput{Name: s.name, Bytes: s.total, File: s.path, Saved: s.saved, FileCut: s.cut, FileError: s.fileErr}
-	tail := s.tail
-	if len(tail) > tailMax {
-		tail = tail[len(tail)-tailMax:]
+	if s.win == nil {
+		return out
 	}
-	omitted := s.unread - int64(len(s.head)) - int64(len(tail))
-	if omitted > 0 {
-		// A tail cut at its start loses the rest of the rune it began in.
-		for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
-			tail = tail[1:]
+	out.New = s.win.Stream()
+	if out.New.Truncated {
+		if s.fileErr == "" {
+			out.New.FullPath = s.path // else the file is not the whole stream
 		}
-		omitted = s.unread - int64(len(s.head)) - int64(len(tail))
-		full := s.path
-		if s.fileErr != "" {
-			full = "" // the file is not the whole stream
-		}
-		out.New = process.Stream{Head: string(s.head), Tail: string(tail), Total: s.unread, Omitted: omitted, Truncated: true,
-			FullPath: full, FullCut: s.cut, FullSize: s.saved, FullErr: s.fileErr}
-	} else {
-		out.New = process.Stream{Head: string(s.head) + string(tail), Total: s.unread}
+		out.New.FullCut, out.New.FullSize, out.New.FullErr = s.cut, s.saved, s.fileErr
 	}
-	s.unread, s.head, s.headDone, s.tail = 0, s.head[:0], false, s.tail[:0]
+	s.win.Reset()
 	return out
 }

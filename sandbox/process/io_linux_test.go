@@ -30,8 +30,8 @@ func TestPumpGrowsOnlyFullPipes(t *testing.T) {
 		pump(r, capt, func(string, int, [][]byte) {})
 		got := pipeCapacity(t, r)
 		r.Close()
-		if capt.total != int64(c.n) {
-			t.Errorf("%d bytes: pumped %d", c.n, capt.total)
+		if capt.win.total != int64(c.n) {
+			t.Errorf("%d bytes: pumped %d", c.n, capt.win.total)
 		}
 		if grew := got > before; grew != c.grow {
 			t.Errorf("%d bytes: pipe capacity %d -> %d, want grown=%v", c.n, before, got, c.grow)

@@ -65,19 +65,15 @@ func (s Stream) Text() string {
 	return b.String()
 }
 
-// capture keeps the first headMax and the last tailMax bytes of a stream and
-// counts the rest, so memory stays flat however much a command prints. Once
-// the stream no longer fits, and a spill directory is set, everything is also
-// written to a file as it arrives: the model can read the part it was not
-// shown. capture is used by one goroutine only.
+// capture keeps a Window of a stream. Once the stream no longer fits, and
+// a spill directory is set, everything is also written to a file as it
+// arrives: the model can read the part it was not shown. capture is used
+// by one goroutine only.
 type capture struct {
-	name             string
-	headMax, tailMax int
-	spillDir         string
+	name     string
+	spillDir string
 
-	head      []byte
-	tail      []byte // everything after head while not truncated; afterwards the recent bytes, trimmed to tailMax now and then
-	total     int64
+	win       *Window
 	truncated bool
 	spill     *spillFile // nil until the first truncation
 	spillMax  int64
@@ -87,37 +83,18 @@ type capture struct {
 }
 
 func newCapture(name string, headMax, tailMax int, spillDir string) *capture {
-	return &capture{
-		name: name, headMax: headMax, tailMax: tailMax, spillDir: spillDir,
-		head:     make([]byte, 0, headMax),
-		tail:     make([]byte, 0, 2*tailMax),
-		spillMax: SpillMax,
-	}
+	return &capture{name: name, spillDir: spillDir, win: NewWindow(headMax, tailMax), spillMax: SpillMax}
 }
 
 func (c *capture) write(p []byte) {
-	c.total += int64(len(p))
-	if !c.truncated && c.total > int64(c.headMax+c.tailMax) {
+	if !c.truncated && c.win.total+int64(len(p)) > int64(c.win.headMax+c.win.tailMax) {
 		c.truncated = true
-		c.openSpill() // head+tail still hold every earlier byte
+		c.openSpill() // the window still holds every earlier byte
 	}
 	if c.spill != nil {
 		c.spill.Write(p)
 	}
-	if n := min(c.headMax-len(c.head), len(p)); n > 0 {
-		c.head = append(c.head, p[:n]...)
-		p = p[n:]
-	}
-	if len(p) >= c.tailMax {
-		c.tail = append(c.tail[:0], p[len(p)-c.tailMax:]...)
-		return
-	}
-	if len(c.tail)+len(p) > cap(c.tail) {
-		// Keep the last tailMax-len(p) bytes; the buffer never grows past 2*tailMax.
-		keep := c.tailMax - len(p)
-		c.tail = c.tail[:copy(c.tail, c.tail[len(c.tail)-keep:])]
-	}
-	c.tail = append(c.tail, p...)
+	c.win.Write(p)
 }
 
 func (c *capture) openSpill() {
@@ -130,12 +107,11 @@ func (c *capture) openSpill() {
 		return
 	}
 	c.spill = f
-	f.Write(c.head)
-	f.Write(c.tail)
+	f.Write(c.win.head)
+	f.Write(c.win.tail)
 }
 
-// finish closes the spill file and returns the record. A truncated head and
-// tail are cut back to whole UTF-8 runes so the text shown is valid.
+// finish closes the spill file and returns the record.
 func (c *capture) finish() Stream {
 	// A spill file that could not be written whole (disk full, say) would
 	// claim to be the complete output: it is removed.
@@ -149,28 +125,11 @@ func (c *capture) finish() Stream {
 		}
 		c.spill = nil
 	}
-	if !c.truncated {
-		return Stream{Head: string(c.head) + string(c.tail), Total: c.total}
+	s := c.win.Stream()
+	if s.Truncated {
+		s.FullPath, s.FullCut, s.FullSize, s.FullErr = path, c.spillCut, c.spillSize, c.spillErr
 	}
-	head := c.head[:runeCut(c.head)]
-	tail := c.tail
-	if len(tail) > c.tailMax {
-		tail = tail[len(tail)-c.tailMax:]
-	}
-	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
-		tail = tail[1:]
-	}
-	return Stream{
-		Head:      string(head),
-		Tail:      string(tail),
-		Total:     c.total,
-		Omitted:   c.total - int64(len(head)) - int64(len(tail)),
-		Truncated: true,
-		FullPath:  path,
-		FullCut:   c.spillCut,
-		FullSize:  c.spillSize,
-		FullErr:   c.spillErr,
-	}
+	return s
 }
 
 // runeCut returns the length of the longest prefix of p that does not end in
